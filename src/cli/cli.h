@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* cli.h: the command table's entry points and their shared exit codes. */
+#ifndef PROCTOR_CLI_H
+#define PROCTOR_CLI_H
+
+/* Exit codes shared by proctor's commands (the shim's are the protocol's, see PROTOCOL.md). */
+enum {
+	EXIT_OK = 0,
+	EXIT_FAILURE_ = 1, /* the command ran and failed: invalid input, startup failure */
+	EXIT_USAGE = 2,
+};
+
+int cmd_mockd(int argc, char **argv);
+int cmd_mock_client(int argc, char **argv);
+
+#endif

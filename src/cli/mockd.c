@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: MIT */
+/* mockd.c: `proctor mockd`: parse options, load and validate everything, bind, serve. */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../lib/diag.h"
+#include "../lib/fd.h"
+#include "../lib/log.h"
+#include "../lib/util.h"
+#include "../mock/fixture.h"
+#include "../mock/journal.h"
+#include "../mock/server.h"
+#include "../mock/service.h"
+
+#define MOCKD_MAX_ALLOWED_UIDS 64
+
+static const char mockd_usage[] =
+	"usage: proctor mockd --config FILE [OPTIONS]\n"
+	"       proctor mockd --tool NAME --fixture FILE [--passthrough 'WORDS']... [OPTIONS]\n"
+	"\n"
+	"Serve recorded CLI responses over a Unix socket, journaling every call.\n"
+	"\n"
+	"  --config FILE             mock-config.json: {\"version\":1,\"tools\":[...]}\n"
+	"  --tool NAME               shorthand for a one-tool config, with:\n"
+	"    --fixture FILE          its fixture file\n"
+	"    --passthrough 'WORDS'   argv prefix served by the real tool (repeatable)\n"
+	"    --passthrough-exec PATH the real tool (default: NAME on PATH)\n"
+	"    --max-requests N        request budget (default unlimited)\n"
+	"    --noise-flag FLAG       flag ignored with its value when matching (repeatable;\n"
+	"                            replaces the default --output)\n"
+	"  --socket PATH             default /run/proctor/mock.sock\n"
+	"  --socket-group GROUP      group of the socket (name or number)\n"
+	"  --socket-mode MODE        octal, default 0660\n"
+	"  --allow-uid UID           peer uid allowed to call (repeatable; default 0, 2000\n"
+	"                            and, when not root, mockd's own uid)\n"
+	"  --journal FILE            append one JSON line per call\n"
+	"  --ready-fd N              write a newline to fd N once serving, then close it\n"
+	"  --client-timeout SEC      time a client has to send its request (default 10)\n"
+	"  --passthrough-timeout SEC real tool time limit (default 60)\n"
+	"  --max-clients N           concurrent clients (default 4096)\n"
+	"  --check                   validate the config and fixtures, then exit\n"
+	"  -v, --verbose             say what is being served\n"
+	"\n"
+	"Exit: 0 stopped by SIGTERM/SIGINT (or --check passed), 1 invalid input or startup\n"
+	"failure, 2 usage. See proctor-mockd(1).\n";
+
+struct mockd_args {
+	const char *config, *tool, *fixture, *pt_exec, *socket, *journal, *group;
+	struct strv prefixes, noise;
+	unsigned long max_requests, client_timeout_s, pt_timeout_s, max_clients;
+	bool has_noise, check, has_client_timeout, has_pt_timeout;
+	int ready_fd;
+	unsigned mode;
+	uid_t uids[MOCKD_MAX_ALLOWED_UIDS];
+	size_t nuids;
+};
+
+enum {
+	OPT_CONFIG = 256, OPT_TOOL, OPT_FIXTURE, OPT_PASSTHROUGH, OPT_PT_EXEC, OPT_MAX_REQ, OPT_NOISE,
+	OPT_SOCKET, OPT_GROUP, OPT_MODE, OPT_ALLOW, OPT_JOURNAL, OPT_READY, OPT_CTIMEOUT, OPT_PTIMEOUT,
+	OPT_MAXCLI, OPT_CHECK,
+};
+
+static const struct option mockd_opts[] = {
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "tool", required_argument, NULL, OPT_TOOL },
+	{ "fixture", required_argument, NULL, OPT_FIXTURE },
+	{ "passthrough", required_argument, NULL, OPT_PASSTHROUGH },
+	{ "passthrough-exec", required_argument, NULL, OPT_PT_EXEC },
+	{ "max-requests", required_argument, NULL, OPT_MAX_REQ },
+	{ "noise-flag", required_argument, NULL, OPT_NOISE },
+	{ "socket", required_argument, NULL, OPT_SOCKET },
+	{ "socket-group", required_argument, NULL, OPT_GROUP },
+	{ "socket-mode", required_argument, NULL, OPT_MODE },
+	{ "allow-uid", required_argument, NULL, OPT_ALLOW },
+	{ "journal", required_argument, NULL, OPT_JOURNAL },
+	{ "ready-fd", required_argument, NULL, OPT_READY },
+	{ "client-timeout", required_argument, NULL, OPT_CTIMEOUT },
+	{ "passthrough-timeout", required_argument, NULL, OPT_PTIMEOUT },
+	{ "max-clients", required_argument, NULL, OPT_MAXCLI },
+	{ "check", no_argument, NULL, OPT_CHECK },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void strv_add_or_die(struct strv *s, const char *v)
+{
+	char **n = realloc(s->v, (s->n + 1) * sizeof(*n));
+
+	if (!n || !(n[s->n] = strdup(v)))
+		die(EXIT_FAILURE_, "out of memory");
+	s->v = n;
+	s->n++;
+}
+
+static unsigned long num_or_die(const char *opt, const char *v, unsigned long min, unsigned long max)
+{
+	unsigned long n;
+
+	if (parse_ulong(v, min, max, &n) < 0)
+		die(EXIT_USAGE, "%s: '%s' is not a whole number from %lu to %lu", opt, v, min, max);
+	return n;
+}
+
+static int mockd_parse_one(struct mockd_args *a, int c)
+{
+	switch (c) {
+	case OPT_CONFIG: a->config = optarg; break;
+	case OPT_TOOL: a->tool = optarg; break;
+	case OPT_FIXTURE: a->fixture = optarg; break;
+	case OPT_PASSTHROUGH: strv_add_or_die(&a->prefixes, optarg); break;
+	case OPT_PT_EXEC: a->pt_exec = optarg; break;
+	case OPT_MAX_REQ: a->max_requests = num_or_die("--max-requests", optarg, 1, 100000000); break;
+	case OPT_NOISE:
+		if (optarg[0] != '-' || strchr(optarg, '='))
+			die(EXIT_USAGE, "--noise-flag: '%s' must start with '-' and contain no '='", optarg);
+		strv_add_or_die(&a->noise, optarg);
+		a->has_noise = true;
+		break;
+	case OPT_SOCKET: a->socket = optarg; break;
+	case OPT_GROUP: a->group = optarg; break;
+	case OPT_MODE:
+		if (parse_mode(optarg, &a->mode) < 0 || a->mode > 0777)
+			die(EXIT_USAGE, "--socket-mode: '%s' is not an octal mode such as 0660", optarg);
+		break;
+	case OPT_ALLOW:
+		if (a->nuids == MOCKD_MAX_ALLOWED_UIDS)
+			die(EXIT_USAGE, "--allow-uid: at most %d uids", MOCKD_MAX_ALLOWED_UIDS);
+		a->uids[a->nuids++] = (uid_t)num_or_die("--allow-uid", optarg, 0, 4294967294UL);
+		break;
+	case OPT_JOURNAL: a->journal = optarg; break;
+	case OPT_READY:
+		if (fd_parse(optarg, &a->ready_fd) < 0 || a->ready_fd <= 2)
+			die(EXIT_USAGE, "--ready-fd: '%s' is not an open file descriptor above 2", optarg);
+		break;
+	case OPT_CTIMEOUT:
+		a->client_timeout_s = num_or_die("--client-timeout", optarg, 1, 3600);
+		a->has_client_timeout = true;
+		break;
+	case OPT_PTIMEOUT:
+		a->pt_timeout_s = num_or_die("--passthrough-timeout", optarg, 1, 3600);
+		a->has_pt_timeout = true;
+		break;
+	case OPT_MAXCLI: a->max_clients = num_or_die("--max-clients", optarg, 1, 1000000); break;
+	case OPT_CHECK: a->check = true; break;
+	case 'v': log_set_verbose(1); break;
+	case 'h': fputs(mockd_usage, stdout); exit(EXIT_OK);
+	default: fputs(mockd_usage, stderr); exit(EXIT_USAGE);
+	}
+	return 0;
+}
+
+static void mockd_parse(struct mockd_args *a, int argc, char **argv)
+{
+	int c;
+
+	*a = (struct mockd_args){ .ready_fd = -1, .mode = 0660, .max_clients = MOCK_DEFAULT_MAX_CLIENTS };
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "vh", mockd_opts, NULL)) != -1)
+		mockd_parse_one(a, c);
+	if (optind < argc)
+		die(EXIT_USAGE, "unexpected argument '%s' (see --help)", argv[optind]);
+	if (!a->config == !a->tool)
+		die(EXIT_USAGE, "give either --config FILE or --tool NAME --fixture FILE (see --help)");
+	if (a->tool && !a->fixture)
+		die(EXIT_USAGE, "--tool needs --fixture FILE");
+	if (a->config && (a->fixture || a->prefixes.n || a->pt_exec || a->max_requests || a->has_noise))
+		die(EXIT_USAGE, "--fixture, --passthrough, --passthrough-exec, --max-requests and --noise-flag "
+				"go with --tool, not --config");
+	if (a->tool && !mock_tool_name_valid(a->tool))
+		die(EXIT_USAGE, "--tool: '%s' is not a bare executable name", a->tool);
+	if (a->pt_exec && a->pt_exec[0] != '/')
+		die(EXIT_USAGE, "--passthrough-exec: '%s' must be an absolute path", a->pt_exec);
+}
+
+static void diag_print(const struct diag *d)
+{
+	for (size_t i = 0; i < d->n; i++)
+		fprintf(stderr, "%s: %s%s\n", log_prog(), d->msgs[i].level == DIAG_WARNING ? "warning: " : "",
+			d->msgs[i].text);
+	if (d->errors + d->warnings > d->n)
+		fprintf(stderr, "%s: ... and %zu more\n", log_prog(), d->errors + d->warnings - d->n);
+}
+
+/* Build the config from --config or from the --tool shorthand. */
+static struct mock_config *mockd_config(struct mockd_args *a, struct diag *d)
+{
+	struct mock_config *c = NULL;
+	struct mock_tool_config *t;
+	int r;
+
+	if (a->config) {
+		r = mock_config_load(a->config, d, &c);
+		return r < 0 ? NULL : c;
+	}
+	if (mock_config_single(a->tool, a->fixture, &c) < 0)
+		die(EXIT_FAILURE_, "out of memory");
+	t = &c->tools[0];
+	t->max_requests = a->max_requests;
+	for (size_t i = 0; i < a->prefixes.n; i++) {
+		r = mock_tool_add_prefix(t, a->prefixes.v[i]);
+		if (r < 0)
+			die(EXIT_USAGE, "--passthrough: '%s' %s", a->prefixes.v[i],
+			    r == -EEXIST ? "is given twice" : "must be 1 to 8 words");
+	}
+	if (a->pt_exec && !(t->passthrough_executable = strdup(a->pt_exec)))
+		die(EXIT_FAILURE_, "out of memory");
+	if (a->has_noise) {
+		t->has_noise_flags = true;
+		t->noise_flags = a->noise;
+		a->noise = (struct strv){ 0 };
+	}
+	return c;
+}
+
+/* Default: root and the agent (2000), plus our own uid when unprivileged (development). */
+static size_t mockd_allowed(struct mockd_args *a, const struct mock_config *c, uid_t *out)
+{
+	size_t n = 0;
+
+	if (a->nuids) {
+		memcpy(out, a->uids, a->nuids * sizeof(uid_t));
+		return a->nuids;
+	}
+	if (c->nallowed) {
+		memcpy(out, c->allowed_uids, c->nallowed * sizeof(uid_t));
+		return c->nallowed;
+	}
+	out[n++] = 0;
+	out[n++] = 2000;
+	if (geteuid() != 0)
+		out[n++] = geteuid();
+	return n;
+}
+
+static gid_t mockd_group(const char *g)
+{
+	unsigned long n;
+	struct group *gr;
+
+	if (!g)
+		return (gid_t)-1;
+	if (parse_ulong(g, 0, 4294967294UL, &n) == 0)
+		return (gid_t)n;
+	gr = getgrnam(g);
+	if (!gr)
+		die(EXIT_USAGE, "--socket-group: no group named '%s'", g);
+	return gr->gr_gid;
+}
+
+static void mockd_report(const struct mock_service *svc, const char *sock)
+{
+	for (size_t i = 0; i < svc->ntools; i++) {
+		const struct mock_tool *t = &svc->tools[i];
+
+		if (t->cfg->nprefixes && !t->exe)
+			log_warn("%s: passthrough prefixes are configured but %s is not an executable; "
+				 "those calls will get exit 69",
+				 t->cfg->tool, t->cfg->passthrough_executable ? t->cfg->passthrough_executable
+									      : "the tool is not on PATH or");
+		log_info("%s: %zu rules from %s%s%s", t->cfg->tool, t->fixture->nrules, t->fixture->path,
+			 t->exe ? ", passthrough to " : "", t->exe ? t->exe : "");
+	}
+	if (sock)
+		log_info("serving on %s", sock);
+}
+
+int cmd_mockd(int argc, char **argv)
+{
+	struct mockd_args a;
+	struct mock_server_opts so = { 0 };
+	struct mock_service *svc = NULL;
+	struct mock_server *srv = NULL;
+	struct mock_config *cfg;
+	struct journal j = { .fd = -1 };
+	uid_t allowed[MOCKD_MAX_ALLOWED_UIDS + 1];
+	char self[PATH_MAX];
+	ssize_t sl;
+	struct diag d;
+	int r, status = EXIT_FAILURE_;
+
+	mockd_parse(&a, argc, argv);
+	diag_init(&d);
+	cfg = mockd_config(&a, &d);
+	if (!cfg)
+		goto out;
+	so.client_timeout_ms = a.has_client_timeout ? (unsigned)a.client_timeout_s * 1000u
+			       : cfg->client_timeout_ms ? cfg->client_timeout_ms : MOCK_DEFAULT_CLIENT_TIMEOUT_MS;
+	for (size_t i = 0; a.has_pt_timeout && i < cfg->ntools; i++)
+		cfg->tools[i].passthrough_timeout_ms = (unsigned)a.pt_timeout_s * 1000u;
+	so.nallowed = mockd_allowed(&a, cfg, allowed);
+	so.allowed_uids = allowed;
+	sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[sl > 0 ? sl : 0] = '\0';
+	/* Everything is loaded and validated before the socket exists. */
+	if (mock_service_load(cfg, self, &d, &svc) < 0)
+		goto out;
+	mockd_report(svc, a.check ? NULL : a.socket ? a.socket : MOCK_DEFAULT_SOCKET);
+	if (a.check) {
+		status = EXIT_OK;
+		goto out;
+	}
+	r = journal_open(&j, a.journal);
+	if (r < 0) {
+		diag_error(&d, "%s: cannot open journal: %s", a.journal, strerror(-r));
+		goto out;
+	}
+	so.socket_path = a.socket ? a.socket : MOCK_DEFAULT_SOCKET;
+	so.ready_fd = a.ready_fd;
+	so.socket_gid = mockd_group(a.group);
+	so.socket_mode = a.mode;
+	so.max_clients = (unsigned)a.max_clients;
+	if (mock_server_bind(&so, &d, &srv) < 0)
+		goto out;
+	status = mock_server_run(srv, svc, &j, &d) < 0 ? EXIT_FAILURE_ : EXIT_OK;
+out:
+	diag_print(&d);
+	mock_server_free(srv);
+	mock_service_free(svc);
+	journal_close(&j);
+	diag_free(&d);
+	strv_free(&a.prefixes);
+	strv_free(&a.noise);
+	return status;
+}

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/* fd.h: safe fd helpers: close-on-exec everywhere, full reads/writes, bounded file loads. */
+#ifndef PROCTOR_FD_H
+#define PROCTOR_FD_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "buf.h"
+
+/* Write all n bytes (retrying on EINTR and short writes). 0 or -errno. */
+int fd_write_all(int fd, const void *p, size_t n);
+/* Read the whole file at `path` (at most `limit` bytes, else -EFBIG) into `ret`, which must be
+ * initialised. O_CLOEXEC; refuses anything but a regular file (-EINVAL). 0 or -errno. */
+int fd_read_file(const char *path, size_t limit, struct buf *ret);
+int fd_set_nonblock(int fd, int on);
+int fd_set_cloexec(int fd, int on);
+/* Parse a decimal fd number, verify it is open. 0 or -errno. */
+int fd_parse(const char *s, int *ret_fd);
+
+#endif

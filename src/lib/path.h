@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: MIT */
+/* path.h: lexical path helpers (no filesystem access). */
+#ifndef PROCTOR_PATH_H
+#define PROCTOR_PATH_H
+
+/* The part after the last '/', or the whole string. Never allocates. */
+const char *path_basename(const char *p);
+/* `rel` when absolute, else dirname(base_file) + "/" + rel. Caller frees; NULL on ENOMEM. */
+char *path_relative_to_file(const char *base_file, const char *rel);
+
+#endif

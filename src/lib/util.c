@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/* util.c: number parsing, clocks, UTF-8 validation. */
+#include "util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "buf.h"
+
+int parse_ulong(const char *s, unsigned long min, unsigned long max, unsigned long *ret)
+{
+	unsigned long v;
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end)
+		return errno == ERANGE ? -ERANGE : -EINVAL;
+	if (v < min || v > max)
+		return -ERANGE;
+	*ret = v;
+	return 0;
+}
+
+int parse_mode(const char *s, unsigned *ret)
+{
+	unsigned long v;
+	char *end;
+
+	if (!s || *s < '0' || *s > '7')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 8);
+	if (errno || *end || v > 07777)
+		return -EINVAL;
+	*ret = (unsigned)v;
+	return 0;
+}
+
+uint64_t now_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+double now_real(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes available), or 0 when invalid. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	size_t len, i;
+	unsigned cp;
+
+	if (c == 0)
+		return 0;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+bool utf8_valid(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+
+	while (i < n) {
+		size_t l = utf8_seq(p + i, n - i);
+
+		if (!l)
+			return false;
+		i += l;
+	}
+	return true;
+}
+
+int utf8_sanitize(struct buf *out, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, start = 0;
+	int r;
+
+	while (i < n) {
+		size_t l = utf8_seq(p + i, n - i);
+
+		if (l) {
+			i += l;
+			continue;
+		}
+		r = buf_append(out, s + start, i - start);
+		if (r < 0)
+			return r;
+		r = buf_append(out, "\xef\xbf\xbd", 3);
+		if (r < 0)
+			return r;
+		i++;
+		start = i;
+	}
+	return buf_append(out, s + start, i - start);
+}

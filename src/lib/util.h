@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/* util.h: small parsing and time helpers shared by every command. */
+#ifndef PROCTOR_UTIL_H
+#define PROCTOR_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Strict decimal parse within [min, max]: no sign, no spaces, no trailing junk. 0 or -EINVAL/-ERANGE. */
+int parse_ulong(const char *s, unsigned long min, unsigned long max, unsigned long *ret);
+/* Octal file mode such as "0660" (at most 07777). */
+int parse_mode(const char *s, unsigned *ret);
+/* Milliseconds on CLOCK_MONOTONIC. */
+uint64_t now_mono_ms(void);
+/* Seconds since the epoch on CLOCK_REALTIME, with sub-second part. */
+double now_real(void);
+/* True when `s` (of length n) is valid UTF-8 with no NUL bytes. */
+bool utf8_valid(const char *s, size_t n);
+/* Append `s` to `out`, replacing each invalid UTF-8 sequence (and NUL) by U+FFFD. */
+struct buf;
+int utf8_sanitize(struct buf *out, const char *s, size_t n);
+
+#endif

@@ -1,0 +1,538 @@
+/* SPDX-License-Identifier: MIT */
+/* fixture.c: load and validate fixtures and server configs. Collects every error, not just the
+ * first, so `proctor fixtures check` and mockd report the same complete list. */
+#include "fixture.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/cleanup.h"
+#include "../lib/json.h"
+#include "../lib/path.h"
+#include "../lib/util.h"
+#include "protocol.h"
+
+const char *match_mode_name(enum match_mode m)
+{
+	switch (m) {
+	case MATCH_EXACT:
+		return "exact";
+	case MATCH_NORMALIZED:
+		return "normalized";
+	case MATCH_SUBSET:
+		return "subset";
+	default:
+		return "?";
+	}
+}
+
+void strv_free(struct strv *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	s->v = NULL;
+	s->n = 0;
+}
+
+static int strv_push(struct strv *s, const char *str)
+{
+	char **v = realloc(s->v, (s->n + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	s->v = v;
+	s->v[s->n] = strdup(str);
+	if (!s->v[s->n])
+		return -ENOMEM;
+	s->n++;
+	return 0;
+}
+
+/* Validate a response body (a rule or the default). `ctx` is "responses[3]" or "default". */
+static void response_parse(const char *path, const char *ctx, json_t *o, struct mock_response *r,
+			   struct diag *d)
+{
+	json_t *ec = json_object_get(o, "exit_code");
+	json_t *so = json_object_get(o, "stdout");
+	json_t *se = json_object_get(o, "stderr");
+
+	r->exit_code = 0;
+	r->out = r->err = "";
+	r->out_len = r->err_len = 0;
+	if (ec) {
+		if (!json_is_integer(ec))
+			diag_error(d, "%s: %s.exit_code: must be an integer from 0 to 255, got %s", path, ctx,
+				   json_type_name(ec));
+		else if (json_integer_value(ec) < 0 || json_integer_value(ec) > 255)
+			diag_error(d, "%s: %s.exit_code: must be an integer from 0 to 255, got %" JSON_INTEGER_FORMAT,
+				   path, ctx, json_integer_value(ec));
+		else
+			r->exit_code = (int)json_integer_value(ec);
+	}
+	if (so && !json_is_string(so))
+		diag_error(d, "%s: %s.stdout: must be a string, got %s", path, ctx, json_type_name(so));
+	else if (so) {
+		r->out = json_string_value(so);
+		r->out_len = json_string_length(so);
+	}
+	if (se && !json_is_string(se))
+		diag_error(d, "%s: %s.stderr: must be a string, got %s", path, ctx, json_type_name(se));
+	else if (se) {
+		r->err = json_string_value(se);
+		r->err_len = json_string_length(se);
+	}
+	if (r->out_len + r->err_len > MOCK_MAX_OUTPUT_BYTES)
+		diag_error(d, "%s: %s: stdout and stderr together are %zu bytes, over the %d byte limit", path,
+			   ctx, r->out_len + r->err_len, MOCK_MAX_OUTPUT_BYTES);
+}
+
+static int rule_parse(struct fixture *f, size_t i, json_t *o, struct diag *d)
+{
+	struct fixture_rule *rule = &f->rules[i];
+	json_t *argv = json_object_get(o, "argv");
+	json_t *mode = json_object_get(o, "match_mode");
+	char ctx[48];
+	size_t j;
+
+	snprintf(ctx, sizeof(ctx), "responses[%zu]", i);
+	if (!json_is_object(o)) {
+		diag_error(d, "%s: %s: must be an object, got %s", f->path, ctx, json_type_name(o));
+		return 0;
+	}
+	rule->mode = MATCH_EXACT;
+	if (mode && json_is_string(mode) && !strcmp(json_string_value(mode), "normalized"))
+		rule->mode = MATCH_NORMALIZED;
+	else if (mode && json_is_string(mode) && !strcmp(json_string_value(mode), "subset"))
+		rule->mode = MATCH_SUBSET;
+	else if (mode && (!json_is_string(mode) || strcmp(json_string_value(mode), "exact")))
+		diag_error(d, "%s: %s.match_mode: must be \"exact\", \"normalized\" or \"subset\", got %s%s%s",
+			   f->path, ctx, json_is_string(mode) ? "\"" : "",
+			   json_is_string(mode) ? json_string_value(mode) : json_type_name(mode),
+			   json_is_string(mode) ? "\"" : "");
+	if (!json_is_array(argv)) {
+		diag_error(d, "%s: %s.argv: must be a list of strings, got %s", f->path, ctx,
+			   argv ? json_type_name(argv) : "nothing");
+	} else {
+		rule->argc = json_array_size(argv);
+		rule->argv = calloc(rule->argc + 1, sizeof(*rule->argv));
+		if (!rule->argv)
+			return -ENOMEM;
+		for (j = 0; j < rule->argc; j++) {
+			json_t *a = json_array_get(argv, j);
+
+			if (!json_is_string(a)) {
+				diag_error(d, "%s: %s.argv[%zu]: must be a string, got %s", f->path, ctx, j,
+					   json_type_name(a));
+				rule->argv[j] = "";
+			} else {
+				rule->argv[j] = json_string_value(a);
+			}
+		}
+		if (rule->mode == MATCH_SUBSET && rule->argc == 0)
+			diag_error(d, "%s: %s.argv: must not be empty for subset matching", f->path, ctx);
+	}
+	response_parse(f->path, ctx, o, &rule->resp, d);
+	return 0;
+}
+
+static int noise_flags_parse(const char *path, json_t *nf, const char ***ret, size_t *ret_n, struct diag *d)
+{
+	size_t n = json_array_size(nf);
+
+	if (!json_is_array(nf) || n > MOCK_MAX_NOISE_FLAGS) {
+		diag_error(d, "%s: noise_flags: must be a list of at most %d flags, got %s", path,
+			   MOCK_MAX_NOISE_FLAGS, json_type_name(nf));
+		return 0;
+	}
+	*ret = calloc(n + 1, sizeof(**ret));
+	if (!*ret)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		json_t *s = json_array_get(nf, i);
+
+		if (!json_is_string(s) || json_string_value(s)[0] != '-' || strchr(json_string_value(s), '=')) {
+			diag_error(d, "%s: noise_flags[%zu]: must be a flag string starting with '-' and without '='",
+				   path, i);
+			continue;
+		}
+		(*ret)[(*ret_n)++] = json_string_value(s);
+	}
+	return 0;
+}
+
+static int fixture_parse(struct fixture *f, struct diag *d)
+{
+	json_t *v = json_object_get(f->root, "version");
+	json_t *resp = json_object_get(f->root, "responses");
+	json_t *dflt = json_object_get(f->root, "default");
+	json_t *nf = json_object_get(f->root, "noise_flags");
+	int r;
+
+	if (!json_is_integer(v) || json_integer_value(v) != 1)
+		diag_error(d, "%s: version: must be 1", f->path);
+	if (!json_is_array(resp)) {
+		diag_error(d, "%s: responses: must be a list, got %s", f->path, resp ? json_type_name(resp) : "nothing");
+	} else {
+		f->nrules = json_array_size(resp);
+		f->rules = calloc(f->nrules ? f->nrules : 1, sizeof(*f->rules));
+		if (!f->rules)
+			return -ENOMEM;
+		for (size_t i = 0; i < f->nrules; i++) {
+			r = rule_parse(f, i, json_array_get(resp, i), d);
+			if (r < 0)
+				return r;
+		}
+	}
+	if (dflt && !json_is_object(dflt)) {
+		diag_error(d, "%s: default: must be an object, got %s", f->path, json_type_name(dflt));
+	} else if (dflt) {
+		f->has_default = true;
+		response_parse(f->path, "default", dflt, &f->dflt, d);
+	}
+	if (nf) {
+		f->has_noise_flags = true;
+		return noise_flags_parse(f->path, nf, &f->noise_flags, &f->nnoise, d);
+	}
+	return 0;
+}
+
+int fixture_load(const char *path, struct diag *d, struct fixture **ret)
+{
+	struct fixture *f;
+	size_t errors_before = d->errors;
+	int r;
+
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->path = strdup(path);
+	if (!f->path) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	r = json_load_path(path, FIXTURE_MAX_FILE_BYTES, d, &f->root);
+	if (r < 0)
+		goto fail;
+	if (!json_is_object(f->root)) {
+		diag_error(d, "%s: must be a JSON object, got %s", path, json_type_name(f->root));
+		r = -EINVAL;
+		goto fail;
+	}
+	r = fixture_parse(f, d);
+	if (r == 0 && d->errors > errors_before)
+		r = -EINVAL;
+	if (r < 0)
+		goto fail;
+	*ret = f;
+	return 0;
+fail:
+	fixture_free(f);
+	return r;
+}
+
+void fixture_free(struct fixture *f)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->nrules; i++)
+		free(f->rules[i].argv);
+	free(f->rules);
+	free(f->noise_flags);
+	if (f->root)
+		json_decref(f->root);
+	free(f->path);
+	free(f);
+}
+
+void mock_config_free(struct mock_config *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->ntools; i++) {
+		struct mock_tool_config *t = &c->tools[i];
+
+		free(t->tool);
+		free(t->fixture);
+		for (size_t j = 0; j < t->nprefixes; j++)
+			strv_free(&t->prefixes[j]);
+		free(t->prefixes);
+		free(t->passthrough_executable);
+		strv_free(&t->noise_flags);
+	}
+	free(c->tools);
+	free(c->allowed_uids);
+	free(c->path);
+	free(c);
+}
+
+static int prefix_push(struct mock_tool_config *t, struct strv *p)
+{
+	struct strv *v;
+
+	for (size_t i = 0; i < t->nprefixes; i++) {
+		size_t j;
+
+		if (t->prefixes[i].n != p->n)
+			continue;
+		for (j = 0; j < p->n && !strcmp(t->prefixes[i].v[j], p->v[j]); j++)
+			;
+		if (j == p->n)
+			return -EEXIST;
+	}
+	v = realloc(t->prefixes, (t->nprefixes + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	t->prefixes = v;
+	t->prefixes[t->nprefixes++] = *p;
+	*p = (struct strv){ 0 };
+	return 0;
+}
+
+int mock_tool_add_prefix(struct mock_tool_config *t, const char *words)
+{
+	struct strv p = { 0 };
+	_cleanup_free_ char *copy = strdup(words);
+	char *save = NULL;
+	int r = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *w = strtok_r(copy, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+		r = strv_push(&p, w);
+		if (r < 0)
+			goto out;
+	}
+	if (p.n == 0 || p.n > MOCK_MAX_PREFIX_TOKENS || t->nprefixes >= MOCK_MAX_PREFIXES) {
+		r = -EINVAL;
+		goto out;
+	}
+	r = prefix_push(t, &p);
+out:
+	strv_free(&p);
+	return r;
+}
+
+/* A positive integer option, or absent. */
+static void config_uint(const char *path, const char *ctx, json_t *o, const char *key, unsigned long min,
+			unsigned long max, unsigned long *ret, struct diag *d)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!v)
+		return;
+	if (!json_is_integer(v) || json_integer_value(v) < (json_int_t)min || json_integer_value(v) > (json_int_t)max)
+		diag_error(d, "%s: %s%s: must be an integer from %lu to %lu", path, ctx, key, min, max);
+	else
+		*ret = (unsigned long)json_integer_value(v);
+}
+
+static int tool_prefixes_parse(const char *path, const char *ctx, json_t *list, struct mock_tool_config *t,
+			       struct diag *d)
+{
+	size_t i, j;
+	int r;
+
+	if (!list)
+		return 0;
+	if (!json_is_array(list) || json_array_size(list) > MOCK_MAX_PREFIXES) {
+		diag_error(d, "%s: %spassthrough_argv_prefixes: must be a list of at most %d prefixes", path, ctx,
+			   MOCK_MAX_PREFIXES);
+		return 0;
+	}
+	for (i = 0; i < json_array_size(list); i++) {
+		json_t *p = json_array_get(list, i);
+		struct strv sv = { 0 };
+
+		if (!json_is_array(p) || json_array_size(p) < 1 || json_array_size(p) > MOCK_MAX_PREFIX_TOKENS) {
+			diag_error(d, "%s: %spassthrough_argv_prefixes[%zu]: must be a list of 1 to %d non-empty strings",
+				   path, ctx, i, MOCK_MAX_PREFIX_TOKENS);
+			continue;
+		}
+		for (j = 0; j < json_array_size(p); j++) {
+			json_t *s = json_array_get(p, j);
+
+			if (!json_is_string(s) || !json_string_length(s)) {
+				diag_error(d, "%s: %spassthrough_argv_prefixes[%zu][%zu]: must be a non-empty string", path,
+					   ctx, i, j);
+				break;
+			}
+			if (strv_push(&sv, json_string_value(s)) < 0) {
+				strv_free(&sv);
+				return -ENOMEM;
+			}
+		}
+		r = j == json_array_size(p) ? prefix_push(t, &sv) : 0;
+		strv_free(&sv);
+		if (r == -EEXIST)
+			diag_error(d, "%s: %spassthrough_argv_prefixes[%zu]: duplicate prefix", path, ctx, i);
+		else if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int tool_noise_parse(const char *path, const char *ctx, json_t *nf, struct mock_tool_config *t,
+			    struct diag *d)
+{
+	if (!nf)
+		return 0;
+	t->has_noise_flags = true;
+	if (!json_is_array(nf) || json_array_size(nf) > MOCK_MAX_NOISE_FLAGS) {
+		diag_error(d, "%s: %snoise_flags: must be a list of at most %d flags", path, ctx, MOCK_MAX_NOISE_FLAGS);
+		return 0;
+	}
+	for (size_t i = 0; i < json_array_size(nf); i++) {
+		json_t *s = json_array_get(nf, i);
+
+		if (!json_is_string(s) || json_string_value(s)[0] != '-' || strchr(json_string_value(s), '='))
+			diag_error(d, "%s: %snoise_flags[%zu]: must be a flag string starting with '-' and without '='",
+				   path, ctx, i);
+		else if (strv_push(&t->noise_flags, json_string_value(s)) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int tool_parse(struct mock_config *c, size_t i, json_t *o, struct diag *d)
+{
+	struct mock_tool_config *t = &c->tools[i];
+	json_t *name = json_object_get(o, "tool"), *fx = json_object_get(o, "fixture");
+	json_t *exe = json_object_get(o, "passthrough_executable");
+	unsigned long timeout_s = MOCK_DEFAULT_PASSTHROUGH_TIMEOUT_MS / 1000;
+	char ctx[48];
+	int r;
+
+	snprintf(ctx, sizeof(ctx), "tools[%zu].", i);
+	if (!json_is_object(o)) {
+		diag_error(d, "%s: tools[%zu]: must be an object", c->path, i);
+		return 0;
+	}
+	if (!json_is_string(name) || !mock_tool_name_valid(json_string_value(name)))
+		diag_error(d, "%s: %stool: must be a bare executable name (1-%d of A-Z a-z 0-9 . _ + -)", c->path, ctx,
+			   MOCK_MAX_TOOL_NAME);
+	else if (!(t->tool = strdup(json_string_value(name))))
+		return -ENOMEM;
+	for (size_t k = 0; t->tool && k < i; k++)
+		if (c->tools[k].tool && !strcmp(c->tools[k].tool, t->tool))
+			diag_error(d, "%s: %stool: duplicate tool \"%s\" (also tools[%zu])", c->path, ctx, t->tool, k);
+	if (!json_is_string(fx) || !json_string_length(fx))
+		diag_error(d, "%s: %sfixture: must be a non-empty path string", c->path, ctx);
+	else if (!(t->fixture = path_relative_to_file(c->path, json_string_value(fx))))
+		return -ENOMEM;
+	config_uint(c->path, ctx, o, "max_requests", 1, 100000000, &t->max_requests, d);
+	config_uint(c->path, ctx, o, "passthrough_timeout_seconds", 1, 3600, &timeout_s, d);
+	t->passthrough_timeout_ms = (unsigned)timeout_s * 1000u;
+	if (exe && (!json_is_string(exe) || json_string_value(exe)[0] != '/'))
+		diag_error(d, "%s: %spassthrough_executable: must be an absolute path", c->path, ctx);
+	else if (exe && !(t->passthrough_executable = strdup(json_string_value(exe))))
+		return -ENOMEM;
+	r = tool_prefixes_parse(c->path, ctx, json_object_get(o, "passthrough_argv_prefixes"), t, d);
+	if (r == 0)
+		r = tool_noise_parse(c->path, ctx, json_object_get(o, "noise_flags"), t, d);
+	return r;
+}
+
+static int config_uids_parse(struct mock_config *c, json_t *list, struct diag *d)
+{
+	if (!list)
+		return 0;
+	if (!json_is_array(list) || json_array_size(list) > 64) {
+		diag_error(d, "%s: allowed_uids: must be a list of at most 64 uids", c->path);
+		return 0;
+	}
+	c->allowed_uids = calloc(json_array_size(list) + 1, sizeof(uid_t));
+	if (!c->allowed_uids)
+		return -ENOMEM;
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		json_t *u = json_array_get(list, i);
+
+		if (!json_is_integer(u) || json_integer_value(u) < 0 || json_integer_value(u) >= 4294967295LL)
+			diag_error(d, "%s: allowed_uids[%zu]: must be a uid number", c->path, i);
+		else
+			c->allowed_uids[c->nallowed++] = (uid_t)json_integer_value(u);
+	}
+	return 0;
+}
+
+static int config_parse(struct mock_config *c, json_t *root, struct diag *d)
+{
+	json_t *v = json_object_get(root, "version"), *tools = json_object_get(root, "tools");
+	unsigned long timeout_s = 0, cache = MOCK_DEFAULT_CACHE_ENTRIES;
+	int r;
+
+	if (!json_is_integer(v) || json_integer_value(v) != 1)
+		diag_error(d, "%s: version: must be 1", c->path);
+	if (!json_is_array(tools) || json_array_size(tools) == 0 || json_array_size(tools) > MOCK_MAX_TOOLS) {
+		diag_error(d, "%s: tools: must be a non-empty list of at most %d tools", c->path, MOCK_MAX_TOOLS);
+		return 0;
+	}
+	c->ntools = json_array_size(tools);
+	c->tools = calloc(c->ntools, sizeof(*c->tools));
+	if (!c->tools)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->ntools; i++) {
+		r = tool_parse(c, i, json_array_get(tools, i), d);
+		if (r < 0)
+			return r;
+	}
+	config_uint(c->path, "", root, "client_timeout_seconds", 1, 3600, &timeout_s, d);
+	c->client_timeout_ms = (unsigned)timeout_s * 1000u;
+	config_uint(c->path, "", root, "passthrough_cache_entries", 0, 1000000, &cache, d);
+	c->cache_entries = (unsigned)cache;
+	return config_uids_parse(c, json_object_get(root, "allowed_uids"), d);
+}
+
+int mock_config_load(const char *path, struct diag *d, struct mock_config **ret)
+{
+	_cleanup_json_ json_t *root = NULL;
+	struct mock_config *c;
+	size_t errors_before = d->errors;
+	int r;
+
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->path = strdup(path))) {
+		free(c);
+		return -ENOMEM;
+	}
+	r = json_load_path(path, MOCK_CONFIG_MAX_FILE_BYTES, d, &root);
+	if (r == 0 && !json_is_object(root)) {
+		diag_error(d, "%s: must be a JSON object", path);
+		r = -EINVAL;
+	}
+	if (r == 0)
+		r = config_parse(c, root, d);
+	if (r == 0 && d->errors > errors_before)
+		r = -EINVAL;
+	if (r < 0) {
+		mock_config_free(c);
+		return r;
+	}
+	*ret = c;
+	return 0;
+}
+
+int mock_config_single(const char *tool, const char *fixture, struct mock_config **ret)
+{
+	struct mock_config *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	c->cache_entries = MOCK_DEFAULT_CACHE_ENTRIES;
+	c->tools = calloc(1, sizeof(*c->tools));
+	if (!c->tools) {
+		free(c);
+		return -ENOMEM;
+	}
+	c->ntools = 1;
+	c->tools[0].tool = strdup(tool);
+	c->tools[0].fixture = strdup(fixture);
+	c->tools[0].passthrough_timeout_ms = MOCK_DEFAULT_PASSTHROUGH_TIMEOUT_MS;
+	if (!c->tools[0].tool || !c->tools[0].fixture) {
+		mock_config_free(c);
+		return -ENOMEM;
+	}
+	*ret = c;
+	return 0;
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/* fixture.h: the fixture file (uip-fixture.json) and server config (mock-config.json) formats,
+ * loaded and validated. The only loader: mockd and `proctor fixtures` both use it. It does not
+ * match (match.h) and does not serve (server.h). */
+#ifndef PROCTOR_MOCK_FIXTURE_H
+#define PROCTOR_MOCK_FIXTURE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "../lib/diag.h"
+
+#define FIXTURE_MAX_FILE_BYTES (512u * 1024 * 1024)
+#define MOCK_CONFIG_MAX_FILE_BYTES (1024u * 1024)
+#define MOCK_MAX_TOOLS 64
+#define MOCK_MAX_PREFIXES 64
+#define MOCK_MAX_PREFIX_TOKENS 8
+#define MOCK_MAX_NOISE_FLAGS 64
+#define MOCK_DEFAULT_PASSTHROUGH_TIMEOUT_MS 60000u
+#define MOCK_DEFAULT_CACHE_ENTRIES 256u
+
+enum match_mode { MATCH_EXACT, MATCH_NORMALIZED, MATCH_SUBSET };
+
+struct mock_response {
+	int exit_code;
+	const char *out, *err; /* UTF-8, no NUL; owned by the fixture's JSON or by the holder */
+	size_t out_len, err_len;
+};
+
+struct fixture_rule {
+	enum match_mode mode;
+	const char **argv; /* argc strings owned by fixture->root */
+	size_t argc;
+	struct mock_response resp;
+};
+
+struct fixture {
+	char *path;
+	json_t *root; /* kept: rules point into it rather than copying every string */
+	struct fixture_rule *rules;
+	size_t nrules;
+	bool has_default;
+	struct mock_response dflt;
+	bool has_noise_flags;
+	const char **noise_flags;
+	size_t nnoise;
+};
+
+/* Load and validate a fixture. Every problem is added to `d` as "PATH: responses[i].field: ...".
+ * Returns 0, or -EINVAL (validation), or -errno (I/O), with *ret set only on success. */
+int fixture_load(const char *path, struct diag *d, struct fixture **ret);
+void fixture_free(struct fixture *f);
+const char *match_mode_name(enum match_mode m);
+
+struct strv {
+	char **v;
+	size_t n;
+};
+void strv_free(struct strv *s);
+
+struct mock_tool_config {
+	char *tool;
+	char *fixture;           /* resolved relative to the config file */
+	unsigned long max_requests; /* 0: unlimited */
+	struct strv *prefixes;   /* passthrough_argv_prefixes */
+	size_t nprefixes;
+	char *passthrough_executable; /* NULL: search PATH for the tool at start-up */
+	unsigned passthrough_timeout_ms;
+	bool has_noise_flags;
+	struct strv noise_flags;
+};
+
+struct mock_config {
+	char *path; /* NULL for a config built from command-line options */
+	struct mock_tool_config *tools;
+	size_t ntools;
+	uid_t *allowed_uids;
+	size_t nallowed;
+	unsigned client_timeout_ms; /* 0: the command-line or built-in default */
+	unsigned cache_entries;
+};
+
+int mock_config_load(const char *path, struct diag *d, struct mock_config **ret);
+/* A one-tool config as `--tool T --fixture F` builds it. */
+int mock_config_single(const char *tool, const char *fixture, struct mock_config **ret);
+void mock_config_free(struct mock_config *c);
+/* Validate and append a passthrough prefix given as one space-separated string. */
+int mock_tool_add_prefix(struct mock_tool_config *t, const char *words);
+
+#endif

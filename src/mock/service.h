@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/* service.h: what mockd answers, decided without I/O: unknown tool, budget, the match tables,
+ * the passthrough allowlist and cache, the default. The server (server.h) owns sockets,
+ * processes and time; this file owns the decision, so it can be tested without either. */
+#ifndef PROCTOR_MOCK_SERVICE_H
+#define PROCTOR_MOCK_SERVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "../lib/buf.h"
+#include "../lib/diag.h"
+#include "fixture.h"
+#include "match.h"
+#include "protocol.h"
+
+enum mock_outcome {
+	OUTCOME_EXACT,
+	OUTCOME_NORMALIZED,
+	OUTCOME_SUBSET,
+	OUTCOME_PASSTHROUGH,
+	OUTCOME_CACHED,
+	OUTCOME_DEFAULT,
+	OUTCOME_UNMOCKED,
+	OUTCOME_BUDGET,
+	OUTCOME_REJECTED,
+	OUTCOME_UNKNOWN_TOOL,
+	OUTCOME_BAD_REQUEST,
+};
+const char *mock_outcome_name(enum mock_outcome o);
+
+struct wire {
+	char *data; /* one encoded response line */
+	size_t len;
+	int exit_code;
+};
+
+struct cache_entry {
+	char *key; /* argv joined with NUL separators */
+	size_t key_len;
+	struct wire w;
+};
+
+struct mock_tool {
+	struct mock_tool_config *cfg;
+	struct fixture *fixture;
+	struct matcher *matcher;
+	unsigned long served;   /* requests counted against max_requests */
+	char *exe;              /* passthrough executable, NULL when unavailable */
+	struct wire *rule_wire; /* per rule, encoded on first use */
+	struct wire default_wire;
+	struct cache_entry *cache; /* most recently used first */
+	size_t ncache;
+};
+
+struct mock_service {
+	struct mock_config *cfg;
+	struct mock_tool *tools;
+	size_t ntools;
+	struct buf scratch; /* for responses made on the fly */
+	struct wire scratch_wire;
+};
+
+/* Load every tool's fixture and build its matcher. Takes ownership of cfg (freed on failure).
+ * `self_exe`, when set, is never chosen as a passthrough executable (it would be our shim). */
+int mock_service_load(struct mock_config *cfg, const char *self_exe, struct diag *d, struct mock_service **ret);
+void mock_service_free(struct mock_service *s);
+
+struct mock_decision {
+	enum mock_outcome outcome;
+	ssize_t rule;           /* the fixture rule, or -1 */
+	struct mock_tool *tool; /* NULL for unknown tools */
+	const struct wire *w;   /* the response; NULL when OUTCOME_PASSTHROUGH must be run */
+};
+
+/* Decide the response to a parsed request. The returned wire stays valid until the next call. */
+int mock_service_decide(struct mock_service *s, const struct mock_request *req, struct mock_decision *ret);
+/* A ready response for an error outcome (bad request, rejected, passthrough failure). */
+const struct wire *mock_service_error(struct mock_service *s, const char *tool, int exit_code, const char *msg);
+/* Store a finished passthrough response in the tool's LRU cache (it takes `w`). */
+void mock_service_cache_put(struct mock_service *s, struct mock_tool *t, const char *const *argv, size_t argc,
+			    struct wire *w);
+
+#endif
