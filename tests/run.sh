@@ -1,0 +1,60 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Run every suite (cmocka unit tests, fuzz corpus replays, bats end-to-end tests) and end with
+# one line: "N passed, N failed, N skipped". Exit non-zero on any failure.
+set -u
+BUILD=${BUILD:-build}
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+cd "$TOP" || exit 1
+pass=0 fail=0 skip=0
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+# Tally TAP lines from $out; a suite that crashed or fell short of its plan counts as failed.
+tally() {
+	suite=$1 rc=$2
+	p=$(grep -c '^ok ' "$out" | tr -d ' ')
+	s=$(grep -ci '^ok .*# skip' "$out" | tr -d ' ')
+	f=$(grep -c '^not ok ' "$out" | tr -d ' ')
+	plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\).*/\1/p' "$out" | head -n 1)
+	p=$((p - s))
+	if [ -n "$plan" ] && [ $((p + s + f)) -lt "$plan" ]; then
+		f=$((f + plan - p - s - f))
+	fi
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+	fi
+	if [ "$f" -ne 0 ]; then
+		echo "--- $suite: $f failed"
+		grep -v '^ok ' "$out" | head -n 60
+	fi
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+	printf '%-28s %4d passed %3d failed %3d skipped\n' "$suite" "$p" "$f" "$s"
+}
+
+for t in "$BUILD"/tests/test_*; do
+	[ -x "$t" ] || continue
+	CMOCKA_MESSAGE_OUTPUT=TAP "$t" >"$out" 2>&1
+	tally "unit/$(basename "$t")" $?
+done
+
+for f in "$BUILD"/fuzz/fuzz_*; do
+	[ -x "$f" ] || continue
+	name=$(basename "$f")
+	corpus=tests/fuzz/corpus/${name#fuzz_}
+	"$f" "$corpus" >"$out" 2>&1
+	tally "fuzz/$name" $?
+done
+
+if command -v bats >/dev/null 2>&1; then
+	for b in tests/e2e/*.bats; do
+		PROCTOR_BUILD="$TOP/$BUILD" bats --tap "$b" >"$out" 2>&1
+		tally "e2e/$(basename "$b" .bats)" $?
+	done
+else
+	echo "bats not found: e2e suites not run (scripts/deps.sh installs it)"
+	fail=$((fail + 1))
+fi
+
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
