@@ -1,0 +1,286 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# mockd end to end: the real daemon on a temp socket, driven through the shim symlink and raw
+# socket writes, including the hostile cases.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+FIXTURE='{"version":1,"responses":[
+ {"argv":["or","jobs","get","J1"],"stdout":"job J1\n"},
+ {"argv":["or","folders","list","--output","json"],"match_mode":"normalized","stdout":"[folders]\n"},
+ {"argv":["or","jobs","logs","--output","json"],"match_mode":"subset","stdout":"logs\n"},
+ {"argv":["fail"],"exit_code":3,"stdout":"partial\n","stderr":"boom\n"},
+ {"argv":["docsai","ask","cached?"],"stdout":"from fixture\n"}
+],"default":{"exit_code":1,"stderr":"unknown command\n"}}'
+
+setup() {
+	setup_tmp
+	write_fixture "$T/uip.json" "$FIXTURE"
+}
+
+teardown() { teardown_tmp; }
+
+@test "mockd: serves exact, normalized and subset hits through the shim symlink" {
+	start_mockd --tool uip --fixture "$T/uip.json"
+	run "$UIP" or jobs get J1
+	[ "$status" -eq 0 ]
+	[ "$output" = "job J1" ]
+	run "$UIP" folders or list --output=json
+	[ "$output" = "[folders]" ]
+	run "$UIP" or jobs logs J9 --level Error --limit=50
+	[ "$output" = "logs" ]
+	[ "$(journal_lines)" -eq 3 ]
+	run json_get '[(x["outcome"], x["rule"], x["exit"], x["tool"]) for x in d]' <"$JOURNAL"
+	[ "$output" = "[('exact', 0, 0, 'uip'), ('normalized', 1, 0, 'uip'), ('subset', 2, 0, 'uip')]" ]
+}
+
+@test "mockd: stdout, stderr and exit code are reproduced exactly" {
+	start_mockd --tool uip --fixture "$T/uip.json"
+	run bash -c "'$UIP' fail 2>'$T/err' >'$T/out'"
+	[ "$status" -eq 3 ]
+	[ "$(cat "$T/out")" = "partial" ]
+	[ "$(cat "$T/err")" = "boom" ]
+	run "$UIP" not a rule
+	[ "$status" -eq 1 ]
+	[ "$output" = "unknown command" ]
+	run json_get 'd[-1]["outcome"]' <"$JOURNAL"
+	[ "$output" = "default" ]
+}
+
+@test "mockd: journal records argv, pid and uid of the caller" {
+	start_mockd --tool uip --fixture "$T/uip.json"
+	"$UIP" or jobs get J1 'with space' >/dev/null || true
+	run json_get 'd[0]["argv"], type(d[0]["ts"]).__name__, d[0]["uid"], d[0]["pid"] > 0' <"$JOURNAL"
+	[ "$output" = "(['or', 'jobs', 'get', 'J1', 'with space'], 'float', 0, True)" ]
+}
+
+@test "mockd: no default in the fixture gives exit 2" {
+	write_fixture "$T/nodefault.json" '{"version":1,"responses":[]}'
+	start_mockd --tool uip --fixture "$T/nodefault.json"
+	run "$UIP" anything
+	[ "$status" -eq 2 ]
+	run json_get 'd[0]["outcome"]' <"$JOURNAL"
+	[ "$output" = "unmocked" ]
+}
+
+@test "mockd: unknown tool gives 127" {
+	start_mockd --tool uip --fixture "$T/uip.json"
+	ln -s "$SHIM" "$T/bin/gh"
+	run -127 "$T/bin/gh" pr list
+	[ "$status" -eq 127 ]
+	run json_get 'd[0]["outcome"], d[0]["tool"]' <"$JOURNAL"
+	[ "$output" = "('unknown_tool', 'gh')" ]
+}
+
+@test "mockd: budget exhausted gives 75" {
+	start_mockd --tool uip --fixture "$T/uip.json" --max-requests 2
+	"$UIP" or jobs get J1 >/dev/null
+	"$UIP" nope 2>/dev/null || true
+	run "$UIP" or jobs get J1
+	[ "$status" -eq 75 ]
+	run json_get 'd[2]["outcome"]' <"$JOURNAL"
+	[ "$output" = "budget" ]
+}
+
+@test "mockd: the multi-call proctor binary is a shim under another name, and mock-client works" {
+	start_mockd --tool uip --fixture "$T/uip.json"
+	ln -s "$PROCTOR" "$T/uip2"
+	mkdir "$T/alt" && ln -s "$PROCTOR" "$T/alt/uip"
+	run "$T/alt/uip" or jobs get J1
+	[ "$output" = "job J1" ]
+	run "$PROCTOR" mock-client uip or jobs get J1
+	[ "$output" = "job J1" ]
+	run "$SHIM" uip or jobs get J1
+	[ "$output" = "job J1" ]
+}
+
+@test "mockd: --config in the reference mock-config.json format" {
+	cat >"$T/mock-config.json" <<-JSON
+	{"version":1,"tools":[{"tool":"uip","fixture":"uip.json","max_requests":100,"passthrough_argv_prefixes":[]}]}
+	JSON
+	start_mockd --config "$T/mock-config.json"
+	run "$UIP" or jobs get J1
+	[ "$output" = "job J1" ]
+}
+
+# ---- bad requests over a raw socket: each answered per protocol, then mockd keeps serving ----
+
+bad_request() { # bad_request FILE: the response to FILE's bytes must be exit 64
+	run $RAWSOCK send "$SOCK" "$1"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -q '"exit_code":64'
+	run "$UIP" or jobs get J1
+	[ "$output" = "job J1" ]
+}
+
+@test "mockd: request over 64 KiB gets 64" {
+	start_mockd --tool uip --fixture "$T/uip.json"
+	python3 -c "import json,sys; sys.stdout.write(json.dumps({'version':1,'tool':'uip','argv':['x'*70000]})+'\n')" >"$T/big"
+	bad_request "$T/big"
+	run json_get 'd[0]["outcome"], d[0]["exit"], d[0]["tool"]' <"$JOURNAL"
+	[ "$output" = "('bad_request', 64, None)" ]
+}
+
+@test "mockd: request without a newline gets 64" {
+	start_mockd --tool uip --fixture "$T/uip.json"
+	printf '{"version":1,"tool":"uip","argv":["or"]}' >"$T/nonl"
+	# the client half-closes after sending: EOF before a newline
+	run python3 -c "
+import socket,sys
+s=socket.socket(socket.AF_UNIX); s.connect('$SOCK'); s.sendall(open('$T/nonl','rb').read()); s.shutdown(socket.SHUT_WR)
+print(s.recv(4096).decode().strip())"
+	echo "$output" | grep -q '"exit_code":64'
+}
+
+@test "mockd: invalid JSON gets 64" {
+	start_mockd --tool uip --fixture "$T/uip.json"
+	printf '{"version":1,"tool":"uip",argv:[]}\n' >"$T/req"
+	bad_request "$T/req"
+}
+
+@test "mockd: invalid UTF-8 gets 64" {
+	start_mockd --tool uip --fixture "$T/uip.json"
+	printf '{"version":1,"tool":"uip","argv":["\xff\xfe"]}\n' >"$T/req"
+	bad_request "$T/req"
+}
+
+@test "mockd: wrong protocol version gets 64" {
+	start_mockd --tool uip --fixture "$T/uip.json"
+	printf '{"version":2,"tool":"uip","argv":[]}\n' >"$T/req"
+	bad_request "$T/req"
+}
+
+@test "mockd: non-string argv gets 64" {
+	start_mockd --tool uip --fixture "$T/uip.json"
+	printf '{"version":1,"tool":"uip","argv":["a",1]}\n' >"$T/req"
+	bad_request "$T/req"
+}
+
+@test "mockd: a client that sends nothing times out and does not hold a slot" {
+	start_mockd --tool uip --fixture "$T/uip.json" --client-timeout 1 --max-clients 1
+	$RAWSOCK idle "$SOCK" "$T/connected" >"$T/idle.out" &
+	idle=$!
+	for _ in $(seq 1 100); do [ -e "$T/connected" ] && break; sleep 0.05; done
+	# with one slot, the next client waits until the idle one is cut off, then is served
+	run "$UIP" or jobs get J1
+	[ "$status" -eq 0 ]
+	[ "$output" = "job J1" ]
+	wait "$idle"
+	grep -q '"exit_code":64' "$T/idle.out"
+	run json_get '[x["outcome"] for x in d]' <"$JOURNAL"
+	[ "$output" = "['bad_request', 'exact']" ]
+}
+
+@test "mockd: a client that disconnects mid-response does not disturb the daemon" {
+	python3 -c "
+import json
+print(json.dumps({'version':1,'responses':[{'argv':['big'],'stdout':'x'*500000},{'argv':['small'],'stdout':'ok\n'}]}))" >"$T/big.json"
+	start_mockd --tool uip --fixture "$T/big.json"
+	for i in 1 2 3 4 5; do $RAWSOCK hangup "$SOCK" uip big; done
+	run "$UIP" small
+	[ "$output" = "ok" ]
+	[ "$(journal_lines)" -eq 6 ]
+}
+
+@test "mockd: 1,000 connections at once are all answered" {
+	start_mockd --tool uip --fixture "$T/uip.json"
+	run $RAWSOCK flood "$SOCK" 1000 uip or jobs get J1
+	[ "$status" -eq 0 ]
+	[ "$output" = "0:1000" ]
+	[ "$(journal_lines)" -eq 1000 ]
+	run "$UIP" or jobs get J1
+	[ "$output" = "job J1" ]
+}
+
+@test "mockd: journal lines stay whole under concurrent clients" {
+	start_mockd --tool uip --fixture "$T/uip.json"
+	pids=
+	for w in $(seq 1 16); do
+		( for i in $(seq 1 25); do "$UIP" or jobs logs "w$w-$i" >/dev/null; done ) &
+		pids="$pids $!"
+	done
+	wait $pids # not a bare wait: mockd is a background job too
+	[ "$(journal_lines)" -eq 400 ]
+	run json_get 'len(d), len({x["argv"][3] for x in d})' <"$JOURNAL"
+	[ "$output" = "(400, 400)" ]
+}
+
+@test "mockd: a peer uid that is not allowed gets 77 before its request is read" {
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) not installed"
+	[ "$(id -u)" -eq 0 ] || skip "needs root to run a client as another uid"
+	start_mockd --tool uip --fixture "$T/uip.json" --socket-mode 0666
+	run setpriv --reuid 65534 --regid 65534 --clear-groups "$UIP" or jobs get J1
+	[ "$status" -eq 77 ]
+	[ -z "$(echo "$output" | grep 'job J1')" ]
+	run json_get 'd[0]["outcome"], d[0]["uid"], d[0]["tool"], d[0]["argv"]' <"$JOURNAL"
+	[ "$output" = "('rejected', 65534, None, [])" ]
+}
+
+@test "mockd: --allow-uid admits another uid, and the socket mode still gates the rest" {
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) not installed"
+	[ "$(id -u)" -eq 0 ] || skip "needs root to run a client as another uid"
+	start_mockd --tool uip --fixture "$T/uip.json" --socket-mode 0666 --allow-uid 65534
+	run setpriv --reuid 65534 --regid 65534 --clear-groups "$UIP" or jobs get J1
+	[ "$status" -eq 0 ]
+	[ "$output" = "job J1" ]
+	run "$UIP" or jobs get J1 # root is no longer in the list
+	[ "$status" -eq 77 ]
+}
+
+@test "mockd: with the default socket mode 0660 another uid cannot even connect" {
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) not installed"
+	[ "$(id -u)" -eq 0 ] || skip "needs root to run a client as another uid"
+	start_mockd --tool uip --fixture "$T/uip.json" --allow-uid 65534
+	[ "$(stat -c %a "$SOCK")" = "660" ]
+	run setpriv --reuid 65534 --regid 65534 --clear-groups "$UIP" or jobs get J1
+	[ "$status" -eq 125 ]
+	echo "$output" | grep -q 'Permission denied'
+}
+
+@test "mockd: the agent cannot read fixtures owned by the daemon's user" {
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) not installed"
+	[ "$(id -u)" -eq 0 ] || skip "needs root to run a client as another uid"
+	chmod 0500 "$T" && chmod 0400 "$T/uip.json"
+	run setpriv --reuid 65534 --regid 65534 --clear-groups cat "$T/uip.json"
+	[ "$status" -ne 0 ]
+	chmod 0755 "$T"
+}
+
+@test "mockd: socket group and mode are set before readiness is signalled" {
+	start_mockd --tool uip --fixture "$T/uip.json" --socket-mode 0640 --socket-group 0
+	[ "$(stat -c '%a %g' "$SOCK")" = "640 0" ]
+}
+
+@test "mockd: SIGTERM and SIGINT stop it cleanly and unlink the socket" {
+	start_mockd --tool uip --fixture "$T/uip.json"
+	kill -TERM "$MOCKD_PID"
+	run wait "$MOCKD_PID"
+	[ "$status" -eq 0 ]
+	[ ! -e "$SOCK" ]
+	rm "$T/ready"
+	start_mockd --tool uip --fixture "$T/uip.json"
+	kill -INT "$MOCKD_PID"
+	run wait "$MOCKD_PID"
+	[ "$status" -eq 0 ]
+	[ ! -e "$SOCK" ]
+	MOCKD_PID=
+}
+
+@test "mockd: a stale socket file is replaced; a live one is refused" {
+	python3 -c "import socket; s=socket.socket(socket.AF_UNIX); s.bind('$SOCK')"
+	start_mockd --tool uip --fixture "$T/uip.json"
+	run "$PROCTOR" mockd --tool uip --fixture "$T/uip.json" --socket "$SOCK"
+	[ "$status" -eq 1 ]
+	echo "$output" | grep -q 'another server is listening'
+	run "$UIP" or jobs get J1
+	[ "$output" = "job J1" ]
+}
+
+@test "mockd: a path that is not a socket is never replaced" {
+	echo keep >"$SOCK"
+	run "$PROCTOR" mockd --tool uip --fixture "$T/uip.json" --socket "$SOCK"
+	[ "$status" -eq 1 ]
+	echo "$output" | grep -q 'is not a socket'
+	[ "$(cat "$SOCK")" = "keep" ]
+}
