@@ -9,6 +9,7 @@
   rawsock.py flood SOCKET N TOOL ARG...    N connections at once; print exit-code counts
   rawsock.py server SOCKET EXIT STDOUT     serve one canned response per connection (a foreign server)
   rawsock.py garbage-server SOCKET LINE    answer every request with LINE
+  rawsock.py mute-server SOCKET            accept, read, never answer
 """
 import json
 import os
@@ -75,6 +76,15 @@ def main():
             counts[code] = counts.get(code, 0) + 1
             s.close()
         print(" ".join(f"{k}:{v}" for k, v in sorted(counts.items(), key=str)))
+    elif cmd == "mute-server":
+        srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        srv.bind(path)
+        srv.listen(16)
+        print("ready", flush=True)
+        held = []
+        while True:
+            c, _ = srv.accept()
+            held.append(c)
     elif cmd in ("server", "garbage-server"):
         srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         srv.bind(path)
