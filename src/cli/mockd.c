@@ -191,6 +191,11 @@ static void diag_print(const struct diag *d)
 		fprintf(stderr, "%s: ... and %zu more\n", log_prog(), d->errors + d->warnings - d->n);
 }
 
+static void mockd_runtime_error(const char *msg)
+{
+	log_error("%s", msg);
+}
+
 /* Build the config from --config or from the --tool shorthand. */
 static struct mock_config *mockd_config(struct mockd_args *a, struct diag *d)
 {
@@ -319,6 +324,7 @@ int cmd_mockd(int argc, char **argv)
 	so.socket_gid = mockd_group(a.group);
 	so.socket_mode = a.mode;
 	so.max_clients = (unsigned)a.max_clients;
+	so.on_error = mockd_runtime_error;
 	if (mock_server_bind(&so, &d, &srv) < 0)
 		goto out;
 	status = mock_server_run(srv, svc, &j, &d) < 0 ? EXIT_FAILURE_ : EXIT_OK;

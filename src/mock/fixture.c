@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../lib/cleanup.h"
+#include "../lib/fd.h"
 #include "../lib/json.h"
 #include "../lib/path.h"
 #include "../lib/util.h"
@@ -50,9 +51,10 @@ static int strv_push(struct strv *s, const char *str)
 	return 0;
 }
 
-/* Validate a response body (a rule or the default). `ctx` is "responses[3]" or "default". */
-static void response_parse(const char *path, const char *ctx, json_t *o, struct mock_response *r,
-			   struct diag *d)
+/* Validate a response body (a rule or the default). `ctx` is "responses[3]" or "default".
+ * Strings are copied into `a` when given (rules), else kept in the JSON (the default). */
+static int response_parse(const char *path, const char *ctx, json_t *o, struct mock_response *r,
+			  struct arena *a, struct diag *d)
 {
 	json_t *ec = json_object_get(o, "exit_code");
 	json_t *so = json_object_get(o, "stdout");
@@ -74,67 +76,75 @@ static void response_parse(const char *path, const char *ctx, json_t *o, struct 
 	if (so && !json_is_string(so))
 		diag_error(d, "%s: %s.stdout: must be a string, got %s", path, ctx, json_type_name(so));
 	else if (so) {
-		r->out = json_string_value(so);
 		r->out_len = json_string_length(so);
+		r->out = a ? arena_strndup(a, json_string_value(so), r->out_len) : json_string_value(so);
 	}
 	if (se && !json_is_string(se))
 		diag_error(d, "%s: %s.stderr: must be a string, got %s", path, ctx, json_type_name(se));
 	else if (se) {
-		r->err = json_string_value(se);
 		r->err_len = json_string_length(se);
+		r->err = a ? arena_strndup(a, json_string_value(se), r->err_len) : json_string_value(se);
 	}
+	if (!r->out || !r->err)
+		return -ENOMEM;
 	if (r->out_len + r->err_len > MOCK_MAX_OUTPUT_BYTES)
 		diag_error(d, "%s: %s: stdout and stderr together are %zu bytes, over the %d byte limit", path,
 			   ctx, r->out_len + r->err_len, MOCK_MAX_OUTPUT_BYTES);
+	return 0;
+}
+
+static enum match_mode rule_mode(const char *path, const char *ctx, json_t *mode, struct diag *d)
+{
+	const char *m = json_is_string(mode) ? json_string_value(mode) : NULL;
+
+	if (!mode || (m && !strcmp(m, "exact")))
+		return MATCH_EXACT;
+	if (m && !strcmp(m, "normalized"))
+		return MATCH_NORMALIZED;
+	if (m && !strcmp(m, "subset"))
+		return MATCH_SUBSET;
+	diag_error(d, "%s: %s.match_mode: must be \"exact\", \"normalized\" or \"subset\", got %s%s%s", path, ctx,
+		   m ? "\"" : "", m ? m : json_type_name(mode), m ? "\"" : "");
+	return MATCH_EXACT;
 }
 
 static int rule_parse(struct fixture *f, size_t i, json_t *o, struct diag *d)
 {
+	static const char *no_argv[1] = { NULL };
 	struct fixture_rule *rule = &f->rules[i];
 	json_t *argv = json_object_get(o, "argv");
-	json_t *mode = json_object_get(o, "match_mode");
 	char ctx[48];
-	size_t j;
 
+	memset(rule, 0, sizeof(*rule));
 	snprintf(ctx, sizeof(ctx), "responses[%zu]", i);
 	if (!json_is_object(o)) {
 		diag_error(d, "%s: %s: must be an object, got %s", f->path, ctx, json_type_name(o));
+		rule->argv = no_argv;
+		rule->resp.out = rule->resp.err = "";
 		return 0;
 	}
-	rule->mode = MATCH_EXACT;
-	if (mode && json_is_string(mode) && !strcmp(json_string_value(mode), "normalized"))
-		rule->mode = MATCH_NORMALIZED;
-	else if (mode && json_is_string(mode) && !strcmp(json_string_value(mode), "subset"))
-		rule->mode = MATCH_SUBSET;
-	else if (mode && (!json_is_string(mode) || strcmp(json_string_value(mode), "exact")))
-		diag_error(d, "%s: %s.match_mode: must be \"exact\", \"normalized\" or \"subset\", got %s%s%s",
-			   f->path, ctx, json_is_string(mode) ? "\"" : "",
-			   json_is_string(mode) ? json_string_value(mode) : json_type_name(mode),
-			   json_is_string(mode) ? "\"" : "");
-	if (!json_is_array(argv)) {
+	rule->mode = rule_mode(f->path, ctx, json_object_get(o, "match_mode"), d);
+	rule->argc = json_array_size(argv);
+	rule->argv = arena_alloc(&f->arena, (rule->argc + 1) * sizeof(*rule->argv));
+	if (!rule->argv)
+		return -ENOMEM;
+	if (!json_is_array(argv))
 		diag_error(d, "%s: %s.argv: must be a list of strings, got %s", f->path, ctx,
 			   argv ? json_type_name(argv) : "nothing");
-	} else {
-		rule->argc = json_array_size(argv);
-		rule->argv = calloc(rule->argc + 1, sizeof(*rule->argv));
-		if (!rule->argv)
-			return -ENOMEM;
-		for (j = 0; j < rule->argc; j++) {
-			json_t *a = json_array_get(argv, j);
+	for (size_t j = 0; j < rule->argc; j++) {
+		json_t *a = json_array_get(argv, j);
 
-			if (!json_is_string(a)) {
-				diag_error(d, "%s: %s.argv[%zu]: must be a string, got %s", f->path, ctx, j,
-					   json_type_name(a));
-				rule->argv[j] = "";
-			} else {
-				rule->argv[j] = json_string_value(a);
-			}
+		if (!json_is_string(a)) {
+			diag_error(d, "%s: %s.argv[%zu]: must be a string, got %s", f->path, ctx, j, json_type_name(a));
+			rule->argv[j] = "";
+		} else if (!(rule->argv[j] = arena_strndup(&f->arena, json_string_value(a), json_string_length(a)))) {
+			return -ENOMEM;
 		}
-		if (rule->mode == MATCH_SUBSET && rule->argc == 0)
-			diag_error(d, "%s: %s.argv: must not be empty for subset matching", f->path, ctx);
 	}
-	response_parse(f->path, ctx, o, &rule->resp, d);
-	return 0;
+	rule->argv[rule->argc] = NULL;
+	if (rule->mode == MATCH_SUBSET && json_is_array(argv) && rule->argc == 0)
+		diag_error(d, "%s: %s.argv: must not be empty for subset matching", f->path, ctx);
+	return response_parse(f->path, ctx, o, &rule->resp, &f->arena, d);
 }
 
 static int noise_flags_parse(const char *path, json_t *nf, const char ***ret, size_t *ret_n, struct diag *d)
@@ -162,34 +172,187 @@ static int noise_flags_parse(const char *path, json_t *nf, const char ***ret, si
 	return 0;
 }
 
-static int fixture_parse(struct fixture *f, struct diag *d)
+/* ---- the streaming walk ---------------------------------------------------------------------
+ * jansson decodes every token (JSON_DISABLE_EOF_CHECK reports how many bytes a value took); this
+ * code only steps over whitespace and the structural characters of the top two levels. */
+
+struct walk {
+	const char *path, *b;
+	size_t n, p;
+	struct diag *d;
+};
+
+static void walk_skip_ws(struct walk *w)
 {
-	json_t *v = json_object_get(f->root, "version");
-	json_t *resp = json_object_get(f->root, "responses");
-	json_t *dflt = json_object_get(f->root, "default");
-	json_t *nf = json_object_get(f->root, "noise_flags");
+	while (w->p < w->n && (w->b[w->p] == ' ' || w->b[w->p] == '\t' || w->b[w->p] == '\n' || w->b[w->p] == '\r'))
+		w->p++;
+}
+
+static int walk_error(struct walk *w, size_t off, const char *what)
+{
+	int line = 1, col = 1;
+
+	for (size_t i = 0; i < off && i < w->n; i++, col++)
+		if (w->b[i] == '\n') {
+			line++;
+			col = 0;
+		}
+	diag_error(w->d, "%s:%d:%d: invalid JSON: %s", w->path, line, col, what);
+	return -EINVAL;
+}
+
+static json_t *walk_value(struct walk *w)
+{
+	json_error_t e;
+	json_t *v = json_loadb(w->b + w->p, w->n - w->p,
+			       JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &e);
+
+	if (!v) {
+		walk_error(w, w->p + (size_t)(e.position > 0 ? e.position : 0), e.text);
+		return NULL;
+	}
+	w->p += (size_t)e.position;
+	return v;
+}
+
+/* After an element: ',' continues (returns 1), `close` ends (0), anything else is an error. */
+static int walk_next(struct walk *w, char close)
+{
+	walk_skip_ws(w);
+	if (w->p < w->n && w->b[w->p] == ',') {
+		w->p++;
+		walk_skip_ws(w);
+		return 1;
+	}
+	if (w->p < w->n && w->b[w->p] == close) {
+		w->p++;
+		return 0;
+	}
+	return walk_error(w, w->p, close == ']' ? "',' or ']' expected" : "',' or '}' expected");
+}
+
+static int walk_responses(struct walk *w, struct fixture *f, struct diag *d)
+{
+	size_t cap = 0;
+	int more, r;
+
+	w->p++; /* '[' */
+	walk_skip_ws(w);
+	if (w->p < w->n && w->b[w->p] == ']') {
+		w->p++;
+		return 0;
+	}
+	do {
+		json_t *el = walk_value(w);
+
+		if (!el)
+			return -EINVAL;
+		if (f->nrules == cap) {
+			struct fixture_rule *nr = realloc(f->rules, (cap ? cap * 2 : 64) * sizeof(*nr));
+
+			if (!nr) {
+				json_decref(el);
+				return -ENOMEM;
+			}
+			f->rules = nr;
+			cap = cap ? cap * 2 : 64;
+		}
+		r = rule_parse(f, f->nrules, el, d);
+		json_decref(el);
+		if (r < 0)
+			return r;
+		f->nrules++;
+		more = walk_next(w, ']');
+	} while (more == 1);
+	return more;
+}
+
+static int walk_member(struct walk *w, struct fixture *f, bool *streamed, struct diag *d)
+{
+	json_t *key = walk_value(w), *v;
+	const char *k;
+	int r = 0;
+
+	if (!key)
+		return -EINVAL;
+	if (!json_is_string(key)) {
+		json_decref(key);
+		return walk_error(w, w->p, "object key expected");
+	}
+	k = json_string_value(key);
+	walk_skip_ws(w);
+	if (w->p >= w->n || w->b[w->p] != ':') {
+		r = walk_error(w, w->p, "':' expected");
+	} else {
+		w->p++;
+		walk_skip_ws(w);
+		if (json_object_get(f->meta, k) || (*streamed && !strcmp(k, "responses"))) {
+			r = walk_error(w, w->p, "duplicate object key");
+		} else if (!strcmp(k, "responses") && w->p < w->n && w->b[w->p] == '[') {
+			*streamed = true;
+			r = walk_responses(w, f, d);
+		} else if (!(v = walk_value(w))) {
+			r = -EINVAL;
+		} else if (json_object_set_new(f->meta, k, v) < 0) {
+			r = -ENOMEM;
+		}
+	}
+	json_decref(key);
+	return r;
+}
+
+static int walk_fixture(struct walk *w, struct fixture *f, bool *streamed, struct diag *d)
+{
+	int more = 1, r;
+
+	walk_skip_ws(w);
+	if (w->p >= w->n || w->b[w->p] != '{') {
+		json_t *v = walk_value(w);
+
+		if (v)
+			diag_error(d, "%s: must be a JSON object, got %s", w->path, json_type_name(v));
+		json_decref(v);
+		return -EINVAL;
+	}
+	if (!(f->meta = json_object()))
+		return -ENOMEM;
+	w->p++;
+	walk_skip_ws(w);
+	if (w->p < w->n && w->b[w->p] == '}') {
+		w->p++;
+		more = 0;
+	}
+	while (more == 1) {
+		r = walk_member(w, f, streamed, d);
+		if (r < 0)
+			return r;
+		more = walk_next(w, '}');
+	}
+	if (more < 0)
+		return more;
+	walk_skip_ws(w);
+	return w->p == w->n ? 0 : walk_error(w, w->p, "end of file expected");
+}
+
+static int fixture_check_meta(struct fixture *f, bool streamed, struct diag *d)
+{
+	json_t *v = json_object_get(f->meta, "version");
+	json_t *resp = json_object_get(f->meta, "responses");
+	json_t *dflt = json_object_get(f->meta, "default");
+	json_t *nf = json_object_get(f->meta, "noise_flags");
 	int r;
 
 	if (!json_is_integer(v) || json_integer_value(v) != 1)
 		diag_error(d, "%s: version: must be 1", f->path);
-	if (!json_is_array(resp)) {
+	if (!streamed)
 		diag_error(d, "%s: responses: must be a list, got %s", f->path, resp ? json_type_name(resp) : "nothing");
-	} else {
-		f->nrules = json_array_size(resp);
-		f->rules = calloc(f->nrules ? f->nrules : 1, sizeof(*f->rules));
-		if (!f->rules)
-			return -ENOMEM;
-		for (size_t i = 0; i < f->nrules; i++) {
-			r = rule_parse(f, i, json_array_get(resp, i), d);
-			if (r < 0)
-				return r;
-		}
-	}
 	if (dflt && !json_is_object(dflt)) {
 		diag_error(d, "%s: default: must be an object, got %s", f->path, json_type_name(dflt));
 	} else if (dflt) {
 		f->has_default = true;
-		response_parse(f->path, "default", dflt, &f->dflt, d);
+		r = response_parse(f->path, "default", dflt, &f->dflt, NULL, d);
+		if (r < 0)
+			return r;
 	}
 	if (nf) {
 		f->has_noise_flags = true;
@@ -200,27 +363,35 @@ static int fixture_parse(struct fixture *f, struct diag *d)
 
 int fixture_load(const char *path, struct diag *d, struct fixture **ret)
 {
-	struct fixture *f;
+	struct fixture *f = calloc(1, sizeof(*f));
 	size_t errors_before = d->errors;
+	bool streamed = false;
+	struct walk w;
+	struct buf b;
 	int r;
 
-	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
+	arena_init(&f->arena);
+	buf_init(&b, 0);
 	f->path = strdup(path);
 	if (!f->path) {
 		r = -ENOMEM;
 		goto fail;
 	}
-	r = json_load_path(path, FIXTURE_MAX_FILE_BYTES, d, &f->root);
-	if (r < 0)
-		goto fail;
-	if (!json_is_object(f->root)) {
-		diag_error(d, "%s: must be a JSON object, got %s", path, json_type_name(f->root));
-		r = -EINVAL;
+	r = fd_read_file(path, FIXTURE_MAX_FILE_BYTES, &b);
+	if (r < 0) {
+		if (r == -EFBIG)
+			diag_error(d, "%s: file is larger than the %u byte limit", path, FIXTURE_MAX_FILE_BYTES);
+		else
+			diag_error(d, "%s: %s", path, strerror(-r));
 		goto fail;
 	}
-	r = fixture_parse(f, d);
+	w = (struct walk){ .path = path, .b = b.data ? b.data : "", .n = b.len, .d = d };
+	r = walk_fixture(&w, f, &streamed, d);
+	buf_free(&b); /* before anything else is built: the file and the index never coexist */
+	if (r == 0)
+		r = fixture_check_meta(f, streamed, d);
 	if (r == 0 && d->errors > errors_before)
 		r = -EINVAL;
 	if (r < 0)
@@ -228,6 +399,7 @@ int fixture_load(const char *path, struct diag *d, struct fixture **ret)
 	*ret = f;
 	return 0;
 fail:
+	buf_free(&b);
 	fixture_free(f);
 	return r;
 }
@@ -236,12 +408,11 @@ void fixture_free(struct fixture *f)
 {
 	if (!f)
 		return;
-	for (size_t i = 0; i < f->nrules; i++)
-		free(f->rules[i].argv);
 	free(f->rules);
 	free(f->noise_flags);
-	if (f->root)
-		json_decref(f->root);
+	if (f->meta)
+		json_decref(f->meta);
+	arena_free(&f->arena);
 	free(f->path);
 	free(f);
 }

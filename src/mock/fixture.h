@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "../lib/arena.h"
 #include "../lib/diag.h"
 
 #define FIXTURE_MAX_FILE_BYTES (512u * 1024 * 1024)
@@ -25,20 +26,21 @@ enum match_mode { MATCH_EXACT, MATCH_NORMALIZED, MATCH_SUBSET };
 
 struct mock_response {
 	int exit_code;
-	const char *out, *err; /* UTF-8, no NUL; owned by the fixture's JSON or by the holder */
+	const char *out, *err; /* UTF-8, no NUL; owned by the fixture's arena or meta */
 	size_t out_len, err_len;
 };
 
 struct fixture_rule {
 	enum match_mode mode;
-	const char **argv; /* argc strings owned by fixture->root */
+	const char **argv; /* argc strings in fixture->arena */
 	size_t argc;
 	struct mock_response resp;
 };
 
 struct fixture {
 	char *path;
-	json_t *root; /* kept: rules point into it rather than copying every string */
+	json_t *meta;        /* top-level keys other than "responses" (default, noise_flags, ...) */
+	struct arena arena;  /* every rule's strings: the JSON tree of the rules is never kept */
 	struct fixture_rule *rules;
 	size_t nrules;
 	bool has_default;
@@ -48,7 +50,9 @@ struct fixture {
 	size_t nnoise;
 };
 
-/* Load and validate a fixture. Every problem is added to `d` as "PATH: responses[i].field: ...".
+/* Load and validate a fixture. The "responses" array is decoded one element at a time and each
+ * rule copied into the arena, so peak memory is the file plus the compact rules, never a JSON
+ * tree of the whole file. Every problem is added to `d` as "PATH: responses[i].field: ...".
  * Returns 0, or -EINVAL (validation), or -errno (I/O), with *ret set only on success. */
 int fixture_load(const char *path, struct diag *d, struct fixture **ret);
 void fixture_free(struct fixture *f);

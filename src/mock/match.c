@@ -320,7 +320,8 @@ int matcher_build(const struct fixture *f, const char *const *noise, size_t nnoi
 	m->keys = calloc(f->nrules + 1, sizeof(*m->keys));
 	if (!m->noise || !m->keys)
 		goto fail;
-	memcpy(m->noise, noise, nnoise * sizeof(*noise));
+	if (nnoise)
+		memcpy(m->noise, noise, nnoise * sizeof(*noise));
 	for (size_t i = 0; i < f->nrules; i++) {
 		r = rule_key_build(m, i, d);
 		if (r < 0)

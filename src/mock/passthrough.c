@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../lib/fd.h"
 #include "../lib/util.h"
 #include "protocol.h"
 
@@ -78,10 +79,14 @@ int pt_spawn(struct pt_job *job, const char *exe, const char *tool, const char *
 		return -ENOMEM;
 	args[0] = (char *)tool;
 	memcpy(args + 1, argv, argc * sizeof(*argv));
-	if (pipe2(out, O_CLOEXEC | O_NONBLOCK) < 0 || pipe2(err, O_CLOEXEC | O_NONBLOCK) < 0) {
+	/* Only our read ends are non-blocking: O_NONBLOCK on pipe2() would also make the tool's
+	 * writes fail with EAGAIN whenever it writes faster than we drain. */
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
 		r = -errno;
 		goto out;
 	}
+	if ((r = fd_set_nonblock(out[0], 1)) < 0 || (r = fd_set_nonblock(err[0], 1)) < 0)
+		goto out;
 	r = spawn_child(&job->pid, exe, args, out[1], err[1]);
 	if (r < 0)
 		goto out;

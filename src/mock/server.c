@@ -11,6 +11,8 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,6 +194,21 @@ static void conns_reap(struct mock_server *s)
  * (exit 70): a response the graders cannot see must not be served. */
 static void conn_write(struct mock_server *s, struct conn *c);
 
+static void srv_error(struct mock_server *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void srv_error(struct mock_server *s, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (s->opts.on_error)
+		s->opts.on_error(msg);
+	else
+		diag_error(s->d, "%s", msg);
+}
+
 /* Returns 0, or -1 when `c` was freed (out of memory). The caller then sends with conn_write(). */
 static int conn_respond(struct mock_server *s, struct conn *c, const struct wire *w, bool stable,
 			enum mock_outcome outcome, ssize_t rule, uint64_t now)
@@ -206,7 +223,7 @@ static int conn_respond(struct mock_server *s, struct conn *c, const struct wire
 
 	if (r < 0 || !w) {
 		if (r < 0)
-			diag_error(s->d, "journal write failed: %s", strerror(-r));
+			srv_error(s, "journal write failed: %s", strerror(-r));
 		w = mock_service_error(s->svc, c->req.root ? c->req.tool : NULL, MOCK_EXIT_PASSTHROUGH_FAILED,
 				       "internal error");
 		stable = false;
@@ -273,7 +290,7 @@ static void pt_start(struct mock_server *s, struct conn *c, uint64_t now)
 
 	r = pt_spawn(&c->job, t->exe, t->cfg->tool, c->req.argv, c->req.argc, t->cfg->passthrough_timeout_ms, now);
 	if (r < 0) {
-		diag_error(s->d, "passthrough %s: spawn failed: %s", t->exe, strerror(-r));
+		srv_error(s, "passthrough %s: spawn failed: %s", t->exe, strerror(-r));
 		conn_error(s, c, MOCK_EXIT_PASSTHROUGH_UNAVAILABLE, "service unavailable", OUTCOME_PASSTHROUGH, now);
 		return;
 	}
@@ -615,8 +632,13 @@ int mock_server_bind(const struct mock_server_opts *opts, struct diag *d, struct
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
-	/* Blocked before the socket exists, so a stop request is never lost to a default handler. */
+	/* Blocked before the socket exists, so a stop request is never lost to a default handler.
+	 * An inherited SIG_IGN (a background job of a non-interactive shell ignores SIGINT) would
+	 * discard the signal before signalfd sees it: reset the dispositions first. */
 	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
 	s->signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);

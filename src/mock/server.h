@@ -24,6 +24,9 @@ struct mock_server_opts {
 	mode_t socket_mode;
 	unsigned client_timeout_ms; /* a client must send its request, and take its response, within this */
 	unsigned max_clients;
+	/* Runtime problems (journal write failed, real tool could not start), reported as they
+	 * happen; the command decides where they go. NULL: collected in the run's diag. */
+	void (*on_error)(const char *msg);
 };
 
 struct mock_server;

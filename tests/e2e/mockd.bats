@@ -253,18 +253,16 @@ print(json.dumps({'version':1,'responses':[{'argv':['big'],'stdout':'x'*500000},
 }
 
 @test "mockd: SIGTERM and SIGINT stop it cleanly and unlink the socket" {
-	start_mockd --tool uip --fixture "$T/uip.json"
-	kill -TERM "$MOCKD_PID"
-	run wait "$MOCKD_PID"
-	[ "$status" -eq 0 ]
-	[ ! -e "$SOCK" ]
-	rm "$T/ready"
-	start_mockd --tool uip --fixture "$T/uip.json"
-	kill -INT "$MOCKD_PID"
-	run wait "$MOCKD_PID"
-	[ "$status" -eq 0 ]
-	[ ! -e "$SOCK" ]
-	MOCKD_PID=
+	for sig in TERM INT; do
+		rm -f "$T/ready"
+		start_mockd --tool uip --fixture "$T/uip.json"
+		kill -"$sig" "$MOCKD_PID"
+		st=0
+		wait "$MOCKD_PID" || st=$? # not `run wait`: run's subshell cannot wait for our child
+		MOCKD_PID=
+		[ "$st" -eq 0 ]
+		[ ! -e "$SOCK" ]
+	done
 }
 
 @test "mockd: a stale socket file is replaced; a live one is refused" {
@@ -283,4 +281,16 @@ print(json.dumps({'version':1,'responses':[{'argv':['big'],'stdout':'x'*500000},
 	[ "$status" -eq 1 ]
 	echo "$output" | grep -q 'is not a socket'
 	[ "$(cat "$SOCK")" = "keep" ]
+}
+
+@test "mockd: a call that cannot be journaled fails closed with 70 and is reported" {
+	mkfifo "$T/ready"
+	"$PROCTOR" mockd --tool uip --fixture "$T/uip.json" --socket "$SOCK" --journal /dev/full --ready-fd 3 \
+		3>"$T/ready" 2>"$T/mockd.err" &
+	MOCKD_PID=$!
+	read -r -t 10 _ <"$T/ready"
+	run "$UIP" or jobs get J1
+	[ "$status" -eq 70 ]
+	[ "$output" = "uip: internal error" ]
+	grep -q 'journal write failed: No space left on device' "$T/mockd.err"
 }

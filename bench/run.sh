@@ -1,0 +1,63 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# make bench: the performance targets of the mock service, measured on this machine.
+set -eu
+BUILD=${BUILD:-build}
+B=$(cd "$BUILD" && pwd)
+W=$(mktemp -d /tmp/proctor-bench-XXXXXX)
+PID=
+cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null; rm -rf "$W"; }
+trap cleanup EXIT
+N=${BENCH_CALLS:-1000}
+
+start() { # start FIXTURE: mockd on $W/s.sock with a journal; sets PID
+	rm -f "$W/s.sock" "$W/calls.jsonl" "$W/ready"
+	mkfifo "$W/ready"
+	"$B/proctor" mockd --tool uip --fixture "$1" --socket "$W/s.sock" --journal "$W/calls.jsonl" \
+		--ready-fd 3 3>"$W/ready" &
+	PID=$!
+	read -r _ <"$W/ready"
+}
+stop() { kill "$PID"; wait "$PID" || true; PID=; }
+
+cat >"$W/f.json" <<'JSON'
+{"version":1,"responses":[{"argv":["or","jobs","get","J1","--output","json"],"match_mode":"subset",
+ "stdout":"{\r\n  \"Result\": \"Success\",\r\n  \"Code\": \"JobGet\",\r\n  \"Data\": {\"Key\": \"J1\", \"State\": \"Faulted\"}\r\n}\r\n"}]}
+JSON
+
+echo "== shim round trip (exec, fixture hit, exit), median of $N"
+start "$W/f.json"
+ln -s "$B/proctor-shim" "$W/uip"
+mkdir "$W/multi" && ln -s "$B/proctor" "$W/multi/uip"
+export PROCTOR_MOCK_SOCKET="$W/s.sock"
+set -- $("$B/bench/spawn" "$N" /bin/true)
+t_true=$1
+set -- $("$B/bench/spawn" "$N" "$W/uip" or jobs get J1)
+t_shim=$1 p90_shim=$2
+set -- $("$B/bench/spawn" "$N" "$W/multi/uip" or jobs get J1)
+t_multi=$1
+echo "/bin/true                         ${t_true} us"
+echo "proctor-shim (static, jansson)    ${t_shim} us (p90 ${p90_shim} us)  = $(awk "BEGIN{printf \"%.2f\", $t_shim/$t_true}")x /bin/true  (goal <= 2x)"
+echo "proctor as shim (libcrypto, capng) ${t_multi} us  = $(awk "BEGIN{printf \"%.2f\", $t_multi/$t_true}")x /bin/true"
+stop
+
+echo "== mockd throughput: 32 concurrent clients, fixture hits, 5 s"
+start "$W/f.json"
+set -- $("$B/bench/load" "$W/s.sock" 32 5 uip or jobs get J1)
+reqs=$1 errs=$2 rps=$3
+stop
+lines=$(wc -l <"$W/calls.jsonl" | tr -d ' ')
+echo "requests $reqs, errors $errs, ${rps} req/s (goal >= 30000), journal lines $lines$([ "$lines" = "$reqs" ] && echo ' = requests' || echo " != requests $reqs")"
+
+echo "== matching: generated fixtures of 100,000 subset rules (load time is bound by jansson's decode rate)"
+set -- $("$B/bench/match" 100000 "$W/compact.json" compact)
+echo "compact  $(($1 / 1048576)) MiB: load+index ${2} ms (goal < 500), match median ${3} ns p99 ${4} ns (goal median < 20000)"
+set -- $("$B/bench/match" 100000 "$W/big.json")
+echo "realistic $(($1 / 1048576)) MiB: load+index ${2} ms (goal < 500), match median ${3} ns p99 ${4} ns (goal median < 20000)"
+size=$1
+
+echo "== mockd peak resident memory with that fixture loaded"
+start "$W/big.json"
+hwm=$(awk '/VmHWM/ {print $2}' "/proc/$PID/status")
+stop
+echo "VmHWM $((hwm / 1024)) MiB for a $((size / 1048576)) MiB fixture = $(awk "BEGIN{printf \"%.2f\", $hwm*1024/$size}")x (goal < 4x)"
