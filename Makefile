@@ -24,7 +24,8 @@ else
 endif
 
 # Dependencies: checked with pkg-config; as root, scripts/deps.sh installs what is missing.
-DEPS_MISSING := $(shell pkg-config --exists $(PKGS) cmocka 2>/dev/null || echo yes)
+DEPS_MISSING := $(shell pkg-config --exists $(PKGS) cmocka 2>/dev/null && command -v bats >/dev/null \
+                  && command -v python3 >/dev/null || echo yes)
 ifeq ($(DEPS_MISSING),yes)
   ifeq ($(shell id -u),0)
     $(info proctor: missing build dependencies; running scripts/deps.sh)
@@ -58,7 +59,7 @@ MOCK_SRC := $(wildcard src/mock/*.c)
 CLI_SRC  := $(wildcard src/cli/*.c)
 CORE_SRC := $(LIB_SRC) $(MOCK_SRC)
 SHIM_SRC := src/shim.c src/lib/buf.c src/lib/diag.c src/lib/fd.c src/lib/json.c src/lib/path.c \
-            src/lib/util.c src/mock/protocol.c src/mock/client.c
+            src/lib/util.c src/mock/protocol.c src/mock/client.c src/cli/mock_client.c
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 BENCH_SRC := $(wildcard bench/*.c)
@@ -98,7 +99,7 @@ $(BUILD)/bench/%: $(call obj,bench/%.c $(CORE_SRC))
 
 # The one test command (README): every suite, then one line "N passed, N failed, N skipped".
 check: all $(UNITS) $(FUZZERS)
-	@BUILD=$(BUILD) sh tests/run.sh
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/run.sh
 
 asan:
 	$(MAKE) BUILD=build-asan SANITIZE=1 check

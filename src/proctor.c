@@ -6,7 +6,6 @@
 #include "cli/cli.h"
 #include "lib/log.h"
 #include "lib/path.h"
-#include "mock/client.h"
 
 #ifndef PROCTOR_VERSION
 #define PROCTOR_VERSION "0.1.0"

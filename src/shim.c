@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "lib/path.h"
-#include "mock/client.h"
+#include "cli/cli.h"
 #include "mock/protocol.h"
 
 int main(int argc, char **argv)

@@ -11,6 +11,9 @@ enum {
 };
 
 int cmd_mockd(int argc, char **argv);
+/* The shim's whole life: call, print stdout and stderr exactly, return the exit code (125 on any
+ * failure, with one line on stderr). Reads PROCTOR_MOCK_SOCKET and PROCTOR_MOCK_TIMEOUT. */
+int mock_client_main(const char *tool, int argc, char **argv);
 int cmd_mock_client(int argc, char **argv);
 
 #endif

@@ -7,6 +7,17 @@
 
 #include "fd.h"
 
+int json_read_path(const char *path, size_t limit, struct diag *d, struct buf *out)
+{
+	int r = fd_read_file(path, limit, out);
+
+	if (r == -EFBIG)
+		diag_error(d, "%s: file is larger than the %zu byte limit", path, limit);
+	else if (r < 0)
+		diag_error(d, "%s: %s", path, strerror(-r));
+	return r;
+}
+
 int json_load_path(const char *path, size_t limit, struct diag *d, json_t **ret)
 {
 	struct buf b;
@@ -15,12 +26,8 @@ int json_load_path(const char *path, size_t limit, struct diag *d, json_t **ret)
 	int r;
 
 	buf_init(&b, 0);
-	r = fd_read_file(path, limit, &b);
+	r = json_read_path(path, limit, d, &b);
 	if (r < 0) {
-		if (r == -EFBIG)
-			diag_error(d, "%s: file is larger than the %zu byte limit", path, limit);
-		else
-			diag_error(d, "%s: %s", path, strerror(-r));
 		buf_free(&b);
 		return r;
 	}

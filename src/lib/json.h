@@ -16,6 +16,9 @@ static inline void cleanup_json_decrefp(json_t **j)
 }
 #define _cleanup_json_ __attribute__((cleanup(cleanup_json_decrefp)))
 
+/* Read the file at `path` (at most `limit` bytes) into `out`; on failure add one message naming
+ * the file to `d` and return -errno. */
+int json_read_path(const char *path, size_t limit, struct diag *d, struct buf *out);
 /* Load and parse the JSON file at `path` (at most `limit` bytes). On failure adds one message to
  * `d` naming the file (and line:column for syntax errors) and returns -errno (-EINVAL for bad
  * JSON). On success *ret owns a new reference. */

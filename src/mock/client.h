@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* client.h: one protocol v1 call: connect, send the request line, read and validate the
- * response line. Linked into the tiny proctor-shim, so it uses libc and jansson only. */
+ * response line. Printing it is the command's job (src/cli/mock_client.c). Linked into the tiny proctor-shim, so it uses libc and jansson only. */
 #ifndef PROCTOR_MOCK_CLIENT_H
 #define PROCTOR_MOCK_CLIENT_H
 
@@ -21,8 +21,5 @@ struct mock_reply {
 int mock_client_call(const char *socket_path, unsigned timeout_ms, const char *tool, char *const *argv,
 		     size_t argc, struct mock_reply *ret, char *why, size_t why_len);
 void mock_reply_free(struct mock_reply *r);
-/* The shim's whole life: call, print stdout and stderr exactly, return the exit code (125 on any
- * failure, with one line on stderr). Reads PROCTOR_MOCK_SOCKET and PROCTOR_MOCK_TIMEOUT. */
-int mock_client_main(const char *tool, int argc, char **argv);
 
 #endif

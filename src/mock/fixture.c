@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "../lib/cleanup.h"
-#include "../lib/fd.h"
 #include "../lib/json.h"
 #include "../lib/path.h"
 #include "../lib/util.h"
@@ -379,14 +378,9 @@ int fixture_load(const char *path, struct diag *d, struct fixture **ret)
 		r = -ENOMEM;
 		goto fail;
 	}
-	r = fd_read_file(path, FIXTURE_MAX_FILE_BYTES, &b);
-	if (r < 0) {
-		if (r == -EFBIG)
-			diag_error(d, "%s: file is larger than the %u byte limit", path, FIXTURE_MAX_FILE_BYTES);
-		else
-			diag_error(d, "%s: %s", path, strerror(-r));
+	r = json_read_path(path, FIXTURE_MAX_FILE_BYTES, d, &b);
+	if (r < 0)
 		goto fail;
-	}
 	w = (struct walk){ .path = path, .b = b.data ? b.data : "", .n = b.len, .d = d };
 	r = walk_fixture(&w, f, &streamed, d);
 	buf_free(&b); /* before anything else is built: the file and the index never coexist */

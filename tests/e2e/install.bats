@@ -10,7 +10,7 @@ setup() { setup_tmp; }
 teardown() { teardown_tmp; }
 
 @test "install: make install puts binaries and man pages under DESTDIR/PREFIX" {
-	run make -s -C "$TOP" install BUILD="$(basename "$PROCTOR_BUILD")" DESTDIR="$T/dest" PREFIX=/usr
+	run make -s -C "$TOP" install BUILD="$(basename "$PROCTOR_BUILD")" SANITIZE="${SANITIZE:-}" DESTDIR="$T/dest" PREFIX=/usr
 	[ "$status" -eq 0 ]
 	[ -x "$T/dest/usr/bin/proctor" ]
 	[ -x "$T/dest/usr/bin/proctor-shim" ]
