@@ -10,7 +10,9 @@ setup() {
 	setup_tmp
 }
 
-teardown() { [ -n "${T:-}" ] && teardown_tmp; }
+teardown() {
+	if [ -n "${T:-}" ]; then teardown_tmp; fi
+}
 
 @test "corpus: every mock-config.json and its fixture load and validate" {
 	n=0

@@ -42,7 +42,7 @@ stop_mockd() {
 
 teardown_tmp() {
 	stop_mockd
-	[ -n "${T:-}" ] && rm -rf "$T"
+	if [ -n "${T:-}" ]; then rm -rf "$T"; fi
 }
 
 write_fixture() { # write_fixture FILE JSON
