@@ -27,29 +27,6 @@ const char *match_mode_name(enum match_mode m)
 	}
 }
 
-void strv_free(struct strv *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		free(s->v[i]);
-	free(s->v);
-	s->v = NULL;
-	s->n = 0;
-}
-
-static int strv_push(struct strv *s, const char *str)
-{
-	char **v = realloc(s->v, (s->n + 1) * sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	s->v = v;
-	s->v[s->n] = strdup(str);
-	if (!s->v[s->n])
-		return -ENOMEM;
-	s->n++;
-	return 0;
-}
-
 /* Validate a response body (a rule or the default). `ctx` is "responses[3]" or "default".
  * Strings are copied into `a` when given (rules), else kept in the JSON (the default). */
 static int response_parse(const char *path, const char *ctx, json_t *o, struct mock_response *r,
@@ -242,6 +219,7 @@ static int walk_responses(struct walk *w, struct fixture *f, struct diag *d)
 		return 0;
 	}
 	do {
+		size_t start = w->p;
 		json_t *el = walk_value(w);
 
 		if (!el)
@@ -260,6 +238,8 @@ static int walk_responses(struct walk *w, struct fixture *f, struct diag *d)
 		json_decref(el);
 		if (r < 0)
 			return r;
+		f->rules[f->nrules].span_off = start;
+		f->rules[f->nrules].span_len = w->p - start;
 		f->nrules++;
 		more = walk_next(w, ']');
 	} while (more == 1);
@@ -360,42 +340,71 @@ static int fixture_check_meta(struct fixture *f, bool streamed, struct diag *d)
 	return 0;
 }
 
-int fixture_load(const char *path, struct diag *d, struct fixture **ret)
+static struct fixture *fixture_new(const char *path)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	arena_init(&f->arena);
+	f->path = strdup(path);
+	if (!f->path) {
+		free(f);
+		return NULL;
+	}
+	return f;
+}
+
+static int fixture_parse(struct fixture *f, const char *data, size_t len, struct diag *d)
+{
 	size_t errors_before = d->errors;
+	struct walk w = { .path = f->path, .b = data ? data : "", .n = len, .d = d };
 	bool streamed = false;
-	struct walk w;
+	int r;
+
+	r = walk_fixture(&w, f, &streamed, d);
+	if (r == 0)
+		r = fixture_check_meta(f, streamed, d);
+	if (r == 0 && d->errors > errors_before)
+		r = -EINVAL;
+	return r;
+}
+
+int fixture_load_buf(const char *path, const char *data, size_t len, struct diag *d, struct fixture **ret)
+{
+	struct fixture *f = fixture_new(path);
+	int r;
+
+	if (!f)
+		return -ENOMEM;
+	r = fixture_parse(f, data, len, d);
+	if (r < 0) {
+		fixture_free(f);
+		return r;
+	}
+	*ret = f;
+	return 0;
+}
+
+int fixture_load(const char *path, struct diag *d, struct fixture **ret)
+{
+	struct fixture *f = fixture_new(path);
 	struct buf b;
 	int r;
 
 	if (!f)
 		return -ENOMEM;
-	arena_init(&f->arena);
 	buf_init(&b, 0);
-	f->path = strdup(path);
-	if (!f->path) {
-		r = -ENOMEM;
-		goto fail;
-	}
 	r = json_read_path(path, FIXTURE_MAX_FILE_BYTES, d, &b);
-	if (r < 0)
-		goto fail;
-	w = (struct walk){ .path = path, .b = b.data ? b.data : "", .n = b.len, .d = d };
-	r = walk_fixture(&w, f, &streamed, d);
-	buf_free(&b); /* before anything else is built: the file and the index never coexist */
 	if (r == 0)
-		r = fixture_check_meta(f, streamed, d);
-	if (r == 0 && d->errors > errors_before)
-		r = -EINVAL;
-	if (r < 0)
-		goto fail;
+		r = fixture_parse(f, b.data, b.len, d);
+	buf_free(&b); /* before the matcher is built: the file and the index never coexist */
+	if (r < 0) {
+		fixture_free(f);
+		return r;
+	}
 	*ret = f;
 	return 0;
-fail:
-	buf_free(&b);
-	fixture_free(f);
-	return r;
 }
 
 void fixture_free(struct fixture *f)

@@ -12,6 +12,7 @@
 
 #include "../lib/arena.h"
 #include "../lib/diag.h"
+#include "../lib/strv.h"
 
 #define FIXTURE_MAX_FILE_BYTES (512u * 1024 * 1024)
 #define MOCK_CONFIG_MAX_FILE_BYTES (1024u * 1024)
@@ -31,6 +32,7 @@ struct mock_response {
 };
 
 struct fixture_rule {
+	size_t span_off, span_len; /* where the rule's JSON text sits in the file (for `fixtures sort`) */
 	enum match_mode mode;
 	const char **argv; /* argc strings in fixture->arena */
 	size_t argc;
@@ -55,14 +57,11 @@ struct fixture {
  * tree of the whole file. Every problem is added to `d` as "PATH: responses[i].field: ...".
  * Returns 0, or -EINVAL (validation), or -errno (I/O), with *ret set only on success. */
 int fixture_load(const char *path, struct diag *d, struct fixture **ret);
+/* The same from `len` bytes already in memory (`path` names them in messages). */
+int fixture_load_buf(const char *path, const char *data, size_t len, struct diag *d, struct fixture **ret);
 void fixture_free(struct fixture *f);
 const char *match_mode_name(enum match_mode m);
 
-struct strv {
-	char **v;
-	size_t n;
-};
-void strv_free(struct strv *s);
 
 struct mock_tool_config {
 	char *tool;

@@ -26,7 +26,7 @@ void tokens_free(struct tokens *t)
 	t->n = t->cap = 0;
 }
 
-static int tokens_push(struct tokens *t, const char *p, size_t n)
+int tokens_append(struct tokens *t, const char *p, size_t n)
 {
 	if (t->n == t->cap) {
 		size_t ncap = t->cap ? t->cap * 2 : 16;
@@ -68,9 +68,9 @@ int mock_tokenize(const char *const *argv, size_t argc, const char *const *noise
 				i++;
 			continue;
 		}
-		r = tokens_push(ret, a, flen);
+		r = tokens_append(ret, a, flen);
 		if (r == 0 && eq && eq[1])
-			r = tokens_push(ret, eq + 1, strlen(eq + 1));
+			r = tokens_append(ret, eq + 1, strlen(eq + 1));
 		if (r < 0)
 			return r;
 	}
@@ -490,6 +490,15 @@ ssize_t matcher_match(struct matcher *m, const char *const *argv, size_t argc, e
 	return hit;
 }
 
+ssize_t matcher_match_subset(struct matcher *m, const char *const *argv, size_t argc)
+{
+	size_t nids, nset;
+
+	if (!m->nsubset || query_prepare(m, argv, argc, &nids, &nset) < 0)
+		return -1;
+	return match_subset_indexed(m, nset);
+}
+
 ssize_t matcher_match_subset_linear(struct matcher *m, const char *const *argv, size_t argc)
 {
 	size_t nids, nset;
@@ -508,4 +517,10 @@ const uint32_t *matcher_rule_tokens(const struct matcher *m, size_t rule, size_t
 		return NULL;
 	*ret_n = m->keys[rule].n;
 	return m->keys[rule].v;
+}
+
+const char *const *matcher_noise(const struct matcher *m, size_t *ret_n)
+{
+	*ret_n = m->nnoise;
+	return (const char *const *)m->noise;
 }

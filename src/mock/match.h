@@ -24,6 +24,8 @@ struct tokens {
 };
 
 void tokens_free(struct tokens *t);
+/* Append a slice (not copied). 0 or -ENOMEM. */
+int tokens_append(struct tokens *t, const char *p, size_t n);
 /* Tokenize argv: `-x=v`/`--flag=value` becomes the flag and the value (an empty value is
  * dropped); any other token is kept verbatim; a noise flag is dropped, and so is the token after
  * it unless that token starts with '-' (`--output=json` is dropped whole). `*ret` is reset first.
@@ -46,9 +48,13 @@ void matcher_free(struct matcher *m);
 
 /* The rule that answers argv, or -1. `*ret_mode` is set on a hit. */
 ssize_t matcher_match(struct matcher *m, const char *const *argv, size_t argc, enum match_mode *ret_mode);
+/* Only the subset stage: the first subset rule in file order whose tokens are all in argv's. */
+ssize_t matcher_match_subset(struct matcher *m, const char *const *argv, size_t argc);
 /* The subset rule that answers, scanning linearly in file order (reference semantics; used by
  * tests to prove the index agrees). */
 ssize_t matcher_match_subset_linear(struct matcher *m, const char *const *argv, size_t argc);
+/* The noise flags this matcher drops. */
+const char *const *matcher_noise(const struct matcher *m, size_t *ret_n);
 /* A subset rule's token ids (sorted, unique) for tooling; NULL for other modes. */
 const uint32_t *matcher_rule_tokens(const struct matcher *m, size_t rule, size_t *ret_n);
 

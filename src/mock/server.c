@@ -37,7 +37,12 @@ struct ev_tag {
 	struct conn *c;
 };
 
-enum conn_state { CONN_READ, CONN_QUEUED, CONN_RUNNING, CONN_WRITE };
+/* DRAIN: answered before its request was consumed (77, bad request): we have half-closed and
+ * discard its input until it closes, so a client still sending gets to read the answer instead
+ * of EPIPE. */
+enum conn_state { CONN_READ, CONN_QUEUED, CONN_RUNNING, CONN_WRITE, CONN_DRAIN };
+
+#define CONN_MAX_DRAIN_BYTES (1024 * 1024)
 
 struct conn {
 	struct ev_tag tag, t_out, t_err, t_pid;
@@ -53,6 +58,8 @@ struct conn {
 	struct mock_tool *tool;
 	struct pt_job job;
 	bool has_job;
+	bool drain;  /* after the response: half-close and drain (see CONN_DRAIN) */
+	size_t drained;
 	bool dead; /* closed; freed after the current epoll batch, whose events may still name it */
 	uint64_t deadline_ms;
 	struct conn *prev, *next; /* in the timer list (READ/WRITE) or the passthrough queue */
@@ -116,6 +123,7 @@ static struct conn_list *conn_list_of(struct mock_server *s, struct conn *c)
 		return &s->running;
 	case CONN_READ:
 	case CONN_WRITE:
+	case CONN_DRAIN:
 		return c->dead ? &s->dead : &s->timers;
 	default:
 		return NULL;
@@ -258,6 +266,7 @@ static void conn_error(struct mock_server *s, struct conn *c, int code, const ch
 {
 	const struct wire *w = mock_service_error(s->svc, c->req.root ? c->req.tool : NULL, code, msg);
 
+	c->drain = o == OUTCOME_REJECTED || o == OUTCOME_BAD_REQUEST;
 	if (conn_respond(s, c, w, false, o, -1, now) == 0)
 		conn_write(s, c);
 }
@@ -279,6 +288,30 @@ static void conn_write(struct mock_server *s, struct conn *c)
 		if (n <= 0)
 			break; /* the client went away: its call is already journaled */
 		c->out_off += (size_t)n;
+	}
+	if (c->out_off == c->out_len && c->drain && shutdown(c->fd, SHUT_WR) == 0) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &c->tag };
+
+		conn_set_state(s, c, CONN_DRAIN, now_mono_ms());
+		if (epoll_ctl(s->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev) == 0)
+			return;
+	}
+	conn_free(s, c);
+}
+
+static void conn_drain(struct mock_server *s, struct conn *c)
+{
+	char sink[16384];
+
+	for (;;) {
+		ssize_t n = recv(c->fd, sink, sizeof(sink), MSG_DONTWAIT);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN && c->drained < CONN_MAX_DRAIN_BYTES)
+			return;
+		if (n <= 0 || (c->drained += (size_t)n) >= CONN_MAX_DRAIN_BYTES)
+			break;
 	}
 	conn_free(s, c);
 }
@@ -493,6 +526,8 @@ static void conn_event(struct mock_server *s, struct conn *c, uint32_t events, u
 		conn_read(s, c, now);
 	else if (c->state == CONN_WRITE && (events & (EPOLLOUT | EPOLLHUP | EPOLLERR)))
 		conn_write(s, c);
+	else if (c->state == CONN_DRAIN)
+		conn_drain(s, c);
 }
 
 /* Expire clients and passthroughs past their deadlines; return ms until the next one (-1: none). */

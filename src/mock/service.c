@@ -207,15 +207,15 @@ static struct mock_tool *tool_find(struct mock_service *s, const char *name)
 	return NULL;
 }
 
-static bool prefix_allowed(const struct mock_tool *t, const struct mock_request *req)
+static bool prefix_allowed(const struct mock_tool *t, const char *const *argv, size_t argc)
 {
 	for (size_t i = 0; i < t->cfg->nprefixes; i++) {
 		const struct strv *p = &t->cfg->prefixes[i];
 		size_t j;
 
-		if (p->n > req->argc)
+		if (p->n > argc)
 			continue;
-		for (j = 0; j < p->n && !strcmp(p->v[j], req->argv[j]); j++)
+		for (j = 0; j < p->n && !strcmp(p->v[j], argv[j]); j++)
 			;
 		if (j == p->n)
 			return true;
@@ -293,61 +293,69 @@ void mock_service_cache_put(struct mock_service *s, struct mock_tool *t, const c
 	*w = (struct wire){ 0 };
 }
 
-static int decide_match(struct mock_service *s, struct mock_tool *t, const struct mock_request *req,
-			struct mock_decision *ret)
+enum mock_outcome mock_tool_classify(struct mock_tool *t, const char *const *argv, size_t argc, ssize_t *ret_rule)
 {
 	enum match_mode mode;
-	ssize_t rule = matcher_match(t->matcher, req->argv, req->argc, &mode);
+	ssize_t rule;
 
-	if (rule < 0)
-		return 0;
-	if (!t->rule_wire[rule].data && wire_encode(&t->rule_wire[rule], &t->fixture->rules[rule].resp) < 0) {
-		ret->outcome = OUTCOME_BAD_REQUEST;
-		ret->w = mock_service_error(s, t->cfg->tool, MOCK_EXIT_PASSTHROUGH_FAILED, "internal error");
-		return 1;
+	*ret_rule = -1;
+	if (t->record)
+		return OUTCOME_PASSTHROUGH;
+	rule = matcher_match(t->matcher, argv, argc, &mode);
+	if (rule >= 0) {
+		*ret_rule = rule;
+		return mode == MATCH_EXACT ? OUTCOME_EXACT : mode == MATCH_NORMALIZED ? OUTCOME_NORMALIZED : OUTCOME_SUBSET;
 	}
-	ret->outcome = mode == MATCH_EXACT ? OUTCOME_EXACT : mode == MATCH_NORMALIZED ? OUTCOME_NORMALIZED
-										      : OUTCOME_SUBSET;
-	ret->rule = rule;
-	ret->w = &t->rule_wire[rule];
-	return 1;
+	if (prefix_allowed(t, argv, argc))
+		return OUTCOME_PASSTHROUGH;
+	return t->fixture->has_default ? OUTCOME_DEFAULT : OUTCOME_UNMOCKED;
+}
+
+static int decide_error(struct mock_service *s, struct mock_decision *ret, enum mock_outcome o, int code,
+			const char *msg)
+{
+	ret->outcome = o;
+	ret->w = mock_service_error(s, ret->tool ? ret->tool->cfg->tool : NULL, code, msg);
+	return ret->w ? 0 : -ENOMEM;
 }
 
 int mock_service_decide(struct mock_service *s, const struct mock_request *req, struct mock_decision *ret)
 {
 	struct mock_tool *t = tool_find(s, req->tool);
+	ssize_t rule;
 
 	*ret = (struct mock_decision){ .rule = -1, .tool = t };
 	if (!t) {
-		ret->outcome = OUTCOME_UNKNOWN_TOOL;
 		ret->w = mock_service_error(s, mock_tool_name_valid(req->tool) ? req->tool : NULL,
 					    MOCK_EXIT_UNKNOWN_TOOL, "command not found");
+		ret->outcome = OUTCOME_UNKNOWN_TOOL;
 		return ret->w ? 0 : -ENOMEM;
 	}
-	if (t->cfg->max_requests && t->served >= t->cfg->max_requests) {
-		ret->outcome = OUTCOME_BUDGET;
-		ret->w = mock_service_error(s, t->cfg->tool, MOCK_EXIT_BUDGET, "request budget exhausted");
-		return ret->w ? 0 : -ENOMEM;
-	}
+	if (t->cfg->max_requests && t->served >= t->cfg->max_requests)
+		return decide_error(s, ret, OUTCOME_BUDGET, MOCK_EXIT_BUDGET, "request budget exhausted");
 	t->served++;
-	if (decide_match(s, t, req, ret))
-		return ret->w ? 0 : -ENOMEM;
-	if (prefix_allowed(t, req)) {
-		ret->w = cache_get(t, req->argv, req->argc);
-		ret->outcome = ret->w ? OUTCOME_CACHED : OUTCOME_PASSTHROUGH;
-		if (!ret->w && !t->exe) {
-			ret->w = mock_service_error(s, t->cfg->tool, MOCK_EXIT_PASSTHROUGH_UNAVAILABLE,
-						    "service unavailable");
-			return ret->w ? 0 : -ENOMEM;
-		}
+	ret->outcome = mock_tool_classify(t, req->argv, req->argc, &rule);
+	ret->rule = rule;
+	switch (ret->outcome) {
+	case OUTCOME_EXACT:
+	case OUTCOME_NORMALIZED:
+	case OUTCOME_SUBSET:
+		if (!t->rule_wire[rule].data && wire_encode(&t->rule_wire[rule], &t->fixture->rules[rule].resp) < 0)
+			return decide_error(s, ret, ret->outcome, MOCK_EXIT_PASSTHROUGH_FAILED, "internal error");
+		ret->w = &t->rule_wire[rule];
 		return 0;
-	}
-	if (t->fixture->has_default) {
-		ret->outcome = OUTCOME_DEFAULT;
+	case OUTCOME_PASSTHROUGH:
+		ret->w = t->record ? NULL : cache_get(t, req->argv, req->argc);
+		if (ret->w)
+			ret->outcome = OUTCOME_CACHED;
+		else if (!t->exe)
+			return decide_error(s, ret, OUTCOME_PASSTHROUGH, MOCK_EXIT_PASSTHROUGH_UNAVAILABLE,
+					    "service unavailable");
+		return 0;
+	case OUTCOME_DEFAULT:
 		ret->w = &t->default_wire;
 		return 0;
+	default:
+		return decide_error(s, ret, OUTCOME_UNMOCKED, MOCK_EXIT_UNMOCKED, "this command is not available");
 	}
-	ret->outcome = OUTCOME_UNMOCKED;
-	ret->w = mock_service_error(s, t->cfg->tool, MOCK_EXIT_UNMOCKED, "this command is not available");
-	return ret->w ? 0 : -ENOMEM;
 }

@@ -52,6 +52,7 @@ struct mock_tool {
 	struct wire default_wire;
 	struct cache_entry *cache; /* most recently used first */
 	size_t ncache;
+	bool record;            /* recording mode: every call goes to the real tool */
 };
 
 struct mock_service {
@@ -74,6 +75,10 @@ struct mock_decision {
 	const struct wire *w;   /* the response; NULL when OUTCOME_PASSTHROUGH must be run */
 };
 
+/* The stateless part of the decision for one tool: the rule (exact, normalized, subset; rule in
+ * *ret_rule), else passthrough, else default, else unmocked. No budget, no cache: this is what
+ * `proctor fixtures replay` and `coverage` use, so they can never disagree with mockd. */
+enum mock_outcome mock_tool_classify(struct mock_tool *t, const char *const *argv, size_t argc, ssize_t *ret_rule);
 /* Decide the response to a parsed request. The returned wire stays valid until the next call. */
 int mock_service_decide(struct mock_service *s, const struct mock_request *req, struct mock_decision *ret);
 /* A ready response for an error outcome (bad request, rejected, passthrough failure). */
