@@ -4,6 +4,7 @@
 
   rawsock.py send SOCKET BYTES_FILE|-      send raw bytes, print the response line
   rawsock.py call SOCKET TOOL ARG...       a well-formed request, print the response line
+  rawsock.py late-call SOCKET TOOL ARG...  connect, wait 0.3 s (a slow client), then as call
   rawsock.py idle SOCKET [MARKER]          connect, (touch MARKER), send nothing, print the reply
   rawsock.py hangup SOCKET TOOL ARG...     send a request, read 1 byte, close
   rawsock.py flood SOCKET N TOOL ARG...    N connections at once; print exit-code counts
@@ -15,6 +16,7 @@ import json
 import os
 import socket
 import sys
+import time
 
 
 def connect(path):
@@ -48,8 +50,10 @@ def main():
         except (BrokenPipeError, ConnectionResetError):
             pass  # the server may answer and close before taking everything
         sys.stdout.write(read_line(s).decode() + "\n")
-    elif cmd == "call":
+    elif cmd in ("call", "late-call"):
         s = connect(path)
+        if cmd == "late-call":
+            time.sleep(0.3)  # the server may answer (77) before we write: we must still read it
         s.sendall(request(sys.argv[3], sys.argv[4:]))
         sys.stdout.write(read_line(s).decode() + "\n")
     elif cmd == "idle":
