@@ -20,6 +20,7 @@ struct command {
 static const struct command commands[] = {
 	{ "mockd", cmd_mockd, "serve recorded CLI responses to the agent over a protected socket" },
 	{ "mock-client", cmd_mock_client, "send one call to mockd (what a shim does)" },
+	{ "fixtures", cmd_fixtures, "check, sort, replay, coverage and record fixtures" },
 };
 
 static int usage(FILE *f, int status)

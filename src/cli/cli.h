@@ -15,5 +15,6 @@ int cmd_mockd(int argc, char **argv);
  * failure, with one line on stderr). Reads PROCTOR_MOCK_SOCKET and PROCTOR_MOCK_TIMEOUT. */
 int mock_client_main(const char *tool, int argc, char **argv);
 int cmd_mock_client(int argc, char **argv);
+int cmd_fixtures(int argc, char **argv);
 
 #endif

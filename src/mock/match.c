@@ -490,6 +490,17 @@ ssize_t matcher_match(struct matcher *m, const char *const *argv, size_t argc, e
 	return hit;
 }
 
+ssize_t matcher_match_normalized(struct matcher *m, const char *const *argv, size_t argc)
+{
+	size_t nids, nset;
+	uint32_t rule;
+
+	if (!m->normalized.n || query_prepare(m, argv, argc, &nids, &nset) != 1)
+		return -1;
+	qsort(m->qids, nids, sizeof(uint32_t), cmp_u32);
+	return table_get(&m->normalized, m->qids, nids * sizeof(uint32_t), &rule) ? (ssize_t)rule : -1;
+}
+
 ssize_t matcher_match_subset(struct matcher *m, const char *const *argv, size_t argc)
 {
 	size_t nids, nset;

@@ -48,6 +48,8 @@ void matcher_free(struct matcher *m);
 
 /* The rule that answers argv, or -1. `*ret_mode` is set on a hit. */
 ssize_t matcher_match(struct matcher *m, const char *const *argv, size_t argc, enum match_mode *ret_mode);
+/* Only the normalized stage: the normalized rule whose key is argv's sorted tokens. */
+ssize_t matcher_match_normalized(struct matcher *m, const char *const *argv, size_t argc);
 /* Only the subset stage: the first subset rule in file order whose tokens are all in argv's. */
 ssize_t matcher_match_subset(struct matcher *m, const char *const *argv, size_t argc);
 /* The subset rule that answers, scanning linearly in file order (reference semantics; used by

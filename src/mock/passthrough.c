@@ -173,7 +173,7 @@ static void wire_from_buf(struct wire *w, struct buf *b, int exit_code)
 	buf_init(b, 0);
 }
 
-bool pt_result(struct pt_job *job, const char *tool, struct wire *w)
+bool pt_result(struct pt_job *job, const char *tool, struct wire *w, struct buf *ret_out, struct buf *ret_err)
 {
 	struct buf out, err, line;
 	const char *why = NULL;
@@ -206,6 +206,14 @@ bool pt_result(struct pt_job *job, const char *tool, struct wire *w)
 		code = MOCK_EXIT_PASSTHROUGH_FAILED;
 	} else {
 		ok = true;
+		if (ret_out) {
+			*ret_out = out;
+			buf_init(&out, 0);
+		}
+		if (ret_err) {
+			*ret_err = err;
+			buf_init(&err, 0);
+		}
 	}
 	wire_from_buf(w, &line, code);
 	buf_free(&out);

@@ -34,8 +34,9 @@ void pt_reap(struct pt_job *job);
 void pt_kill(struct pt_job *job);
 bool pt_done(const struct pt_job *job);
 /* Encode the result (exit code, output as UTF-8 with invalid bytes replaced) into `w`.
- * Returns true when it is a success worth caching. */
-bool pt_result(struct pt_job *job, const char *tool, struct wire *w);
+ * Returns true when the tool ran to completion (worth caching and recording); then the
+ * sanitized stdout and stderr are moved to *ret_out and *ret_err when those are given. */
+bool pt_result(struct pt_job *job, const char *tool, struct wire *w, struct buf *ret_out, struct buf *ret_err);
 void pt_free(struct pt_job *job);
 
 #endif

@@ -351,9 +351,19 @@ static void pt_queue_drain(struct mock_server *s, uint64_t now)
 static void pt_finish(struct mock_server *s, struct conn *c, uint64_t now)
 {
 	struct wire w = { 0 };
-	bool cacheable = pt_result(&c->job, c->tool->cfg->tool, &w);
+	struct buf out, err;
+	bool cacheable;
 	struct epoll_event ev = { .events = 0, .data.ptr = &c->tag };
 	int r;
+
+	buf_init(&out, 0);
+	buf_init(&err, 0);
+	cacheable = pt_result(&c->job, c->tool->cfg->tool, &w, s->opts.on_passthrough ? &out : NULL,
+			      s->opts.on_passthrough ? &err : NULL);
+	if (cacheable && s->opts.on_passthrough)
+		s->opts.on_passthrough(s->opts.ctx, c->tool, c->req.argv, c->req.argc, w.exit_code, &out, &err);
+	buf_free(&out);
+	buf_free(&err);
 
 	pt_free(&c->job);
 	c->has_job = false;

@@ -27,6 +27,10 @@ struct mock_server_opts {
 	/* Runtime problems (journal write failed, real tool could not start), reported as they
 	 * happen; the command decides where they go. NULL: collected in the run's diag. */
 	void (*on_error)(const char *msg);
+	/* Each real-tool call that ran to completion (recording mode builds fixtures from these). */
+	void (*on_passthrough)(void *ctx, const struct mock_tool *t, const char *const *argv, size_t argc,
+			       int exit_code, const struct buf *out, const struct buf *err);
+	void *ctx;
 };
 
 struct mock_server;

@@ -82,32 +82,31 @@ static char *find_executable(const char *tool, const char *self_exe)
 	return found;
 }
 
-static int tool_load(struct mock_tool *t, struct mock_tool_config *cfg, const char *self_exe, struct diag *d)
+int mock_tool_init(struct mock_tool *t, struct mock_tool_config *cfg, struct fixture *f, const char *self_exe,
+		   struct diag *d)
 {
 	const char *const *noise = mock_default_noise_flags;
 	size_t nnoise = mock_default_noise_count;
 	int r;
 
 	t->cfg = cfg;
-	r = fixture_load(cfg->fixture, d, &t->fixture);
-	if (r < 0)
-		return r;
+	t->fixture = f;
 	/* The tool config's noise flags win over the fixture's, which win over the default. */
 	if (cfg->has_noise_flags) {
 		noise = (const char *const *)cfg->noise_flags.v;
 		nnoise = cfg->noise_flags.n;
-	} else if (t->fixture->has_noise_flags) {
-		noise = t->fixture->noise_flags;
-		nnoise = t->fixture->nnoise;
+	} else if (f->has_noise_flags) {
+		noise = f->noise_flags;
+		nnoise = f->nnoise;
 	}
-	r = matcher_build(t->fixture, noise, nnoise, d, &t->matcher);
+	r = matcher_build(f, noise, nnoise, d, &t->matcher);
 	if (r < 0)
 		return r;
-	t->rule_wire = calloc(t->fixture->nrules + 1, sizeof(*t->rule_wire));
+	t->rule_wire = calloc(f->nrules + 1, sizeof(*t->rule_wire));
 	if (!t->rule_wire)
 		return -ENOMEM;
-	if (t->fixture->has_default) {
-		r = wire_encode(&t->default_wire, &t->fixture->dflt);
+	if (f->has_default) {
+		r = wire_encode(&t->default_wire, &f->dflt);
 		if (r < 0)
 			return r;
 	}
@@ -119,6 +118,33 @@ static int tool_load(struct mock_tool *t, struct mock_tool_config *cfg, const ch
 			t->exe = find_executable(cfg->tool, self_exe);
 	}
 	return 0;
+}
+
+void mock_tool_fini(struct mock_tool *t)
+{
+	for (size_t j = 0; t->rule_wire && j < t->fixture->nrules; j++)
+		wire_free(&t->rule_wire[j]);
+	free(t->rule_wire);
+	wire_free(&t->default_wire);
+	for (size_t j = 0; j < t->ncache; j++) {
+		free(t->cache[j].key);
+		wire_free(&t->cache[j].w);
+	}
+	free(t->cache);
+	matcher_free(t->matcher);
+	fixture_free(t->fixture);
+	free(t->exe);
+	memset(t, 0, sizeof(*t));
+}
+
+static int tool_load(struct mock_tool *t, struct mock_tool_config *cfg, const char *self_exe, struct diag *d)
+{
+	struct fixture *f = NULL;
+	int r = fixture_load(cfg->fixture, d, &f);
+
+	if (r < 0)
+		return r;
+	return mock_tool_init(t, cfg, f, self_exe, d);
 }
 
 int mock_service_load(struct mock_config *cfg, const char *self_exe, struct diag *d, struct mock_service **ret)
@@ -156,26 +182,37 @@ int mock_service_load(struct mock_config *cfg, const char *self_exe, struct diag
 	return 0;
 }
 
+int mock_service_single(struct mock_config *cfg, struct fixture *f, const char *self_exe, struct diag *d,
+			struct mock_service **ret)
+{
+	struct mock_service *s = calloc(1, sizeof(*s));
+	int r;
+
+	if (!s || !(s->tools = calloc(1, sizeof(*s->tools)))) {
+		free(s);
+		fixture_free(f);
+		mock_config_free(cfg);
+		return -ENOMEM;
+	}
+	s->cfg = cfg;
+	s->ntools = 1;
+	buf_init(&s->scratch, MOCK_MAX_RESPONSE_BYTES);
+	r = mock_tool_init(&s->tools[0], &cfg->tools[0], f, self_exe, d);
+	if (r < 0) {
+		mock_service_free(s);
+		return r;
+	}
+	*ret = s;
+	return 0;
+}
+
 void mock_service_free(struct mock_service *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; s->tools && i < s->ntools; i++) {
-		struct mock_tool *t = &s->tools[i];
-
-		for (size_t j = 0; t->rule_wire && j < t->fixture->nrules; j++)
-			wire_free(&t->rule_wire[j]);
-		free(t->rule_wire);
-		wire_free(&t->default_wire);
-		for (size_t j = 0; j < t->ncache; j++) {
-			free(t->cache[j].key);
-			wire_free(&t->cache[j].w);
-		}
-		free(t->cache);
-		matcher_free(t->matcher);
-		fixture_free(t->fixture);
-		free(t->exe);
-	}
+	for (size_t i = 0; s->tools && i < s->ntools; i++)
+		if (s->tools[i].cfg)
+			mock_tool_fini(&s->tools[i]);
 	free(s->tools);
 	buf_free(&s->scratch);
 	mock_config_free(s->cfg);

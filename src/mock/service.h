@@ -63,9 +63,17 @@ struct mock_service {
 	struct wire scratch_wire;
 };
 
+/* Build a tool from its config and an already loaded fixture (which it takes, even on failure:
+ * mock_tool_fini() frees what was built). */
+int mock_tool_init(struct mock_tool *t, struct mock_tool_config *cfg, struct fixture *f, const char *self_exe,
+		   struct diag *d);
+void mock_tool_fini(struct mock_tool *t);
 /* Load every tool's fixture and build its matcher. Takes ownership of cfg (freed on failure).
  * `self_exe`, when set, is never chosen as a passthrough executable (it would be our shim). */
 int mock_service_load(struct mock_config *cfg, const char *self_exe, struct diag *d, struct mock_service **ret);
+/* A service of the config's first tool over an already loaded fixture (both taken). */
+int mock_service_single(struct mock_config *cfg, struct fixture *f, const char *self_exe, struct diag *d,
+			struct mock_service **ret);
 void mock_service_free(struct mock_service *s);
 
 struct mock_decision {
