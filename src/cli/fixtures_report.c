@@ -19,8 +19,12 @@
 
 enum line_kind { LINE_CALL, LINE_SKIP, LINE_ERROR };
 
+/* A file is read one way throughout: journal lines (JSON) or shell command lines. */
+enum call_format { FORMAT_AUTO, FORMAT_JSON, FORMAT_SHELL };
+
 struct call_reader {
 	const char *path, *tool;
+	enum call_format format; /* AUTO: decided by the first line that is not blank or a comment */
 	struct buf data;
 	size_t off, lineno, skipped, errors;
 };
@@ -76,7 +80,9 @@ static int next_call(struct call_reader *cr, struct strv *argv)
 		if (!len || line[0] == '#')
 			continue;
 		strv_free(argv);
-		if (line[0] == '{') {
+		if (cr->format == FORMAT_AUTO)
+			cr->format = line[0] == '{' ? FORMAT_JSON : FORMAT_SHELL;
+		if (cr->format == FORMAT_JSON) {
 			k = parse_json_line(cr, line, len, argv, &why);
 		} else {
 			copy = strndup(line, len);
@@ -99,7 +105,7 @@ static int next_call(struct call_reader *cr, struct strv *argv)
 	return 0;
 }
 
-static int reader_open(struct call_reader *cr, const char *path, const char *tool)
+static int reader_open(struct call_reader *cr, const char *path, const char *tool, enum call_format format)
 {
 	struct diag d;
 	int r;
@@ -107,6 +113,7 @@ static int reader_open(struct call_reader *cr, const char *path, const char *too
 	memset(cr, 0, sizeof(*cr));
 	cr->path = path;
 	cr->tool = tool;
+	cr->format = format;
 	buf_init(&cr->data, 0);
 	diag_init(&d);
 	r = json_read_path(path, CALLS_MAX_FILE_BYTES, &d, &cr->data);
@@ -220,7 +227,7 @@ int fixtures_replay(int argc, char **argv)
 		die(EXIT_USAGE, "give FIXTURE (or --config FILE) and ARGVS (see --help)");
 	if (fx_open(&src, src.config ? NULL : argv[optind], &svc, &t) < 0)
 		goto out;
-	if (reader_open(&cr, argv[argc - 1], t->cfg->tool) < 0)
+	if (reader_open(&cr, argv[argc - 1], t->cfg->tool, FORMAT_AUTO) < 0)
 		goto out;
 	replay_run(t, &cr, json);
 	status = cr.errors ? EXIT_FAILURE_ : EXIT_OK;
@@ -472,7 +479,7 @@ int fixtures_coverage(int argc, char **argv)
 	for (int i = first; i < argc; i++) {
 		struct call_reader cr;
 
-		if (reader_open(&cr, argv[i], cv.t->cfg->tool) < 0) {
+		if (reader_open(&cr, argv[i], cv.t->cfg->tool, FORMAT_JSON) < 0) {
 			cv.errors++;
 			continue;
 		}

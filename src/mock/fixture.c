@@ -184,7 +184,8 @@ static json_t *walk_value(struct walk *w)
 			       JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &e);
 
 	if (!v) {
-		walk_error(w, w->p + (size_t)(e.position > 0 ? e.position : 0), e.text);
+		/* jansson's position is just past the byte it could not use. */
+		walk_error(w, w->p + (size_t)(e.position > 0 ? e.position - 1 : 0), e.text);
 		return NULL;
 	}
 	w->p += (size_t)e.position;
