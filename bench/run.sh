@@ -61,3 +61,34 @@ start "$W/big.json"
 hwm=$(awk '/VmHWM/ {print $2}' "/proc/$PID/status")
 stop
 echo "VmHWM $((hwm / 1024)) MiB for a $((size / 1048576)) MiB fixture = $(awk "BEGIN{printf \"%.2f\", $hwm*1024/$size}")x (goal < 4x)"
+
+echo "== fixture tooling"
+CORPUS=${PROCTOR_CORPUS:-$(cd "$B/.." && pwd)/../shared/corpus/uipath-troubleshoot}
+ms() { # ms CMD...: wall time of one run in milliseconds (best of 5)
+	best=
+	for _ in 1 2 3 4 5; do
+		t0=$(date +%s%N)
+		"$@" >/dev/null 2>&1 || true
+		t=$(( ($(date +%s%N) - t0) / 1000000 ))
+		[ -z "$best" ] || [ "$t" -lt "$best" ] && best=$t
+	done
+	echo "$best"
+}
+if [ -d "$CORPUS" ]; then
+	echo "check over the corpus (297 scenarios, 1,887 rules): $(ms "$B/proctor" fixtures check "$CORPUS") ms (goal < 500)"
+else
+	echo "check over the corpus: skipped ($CORPUS absent)"
+fi
+"$B/bench/match" 10000 "$W/r10k.json" >/dev/null
+python3 - "$W/r10k.json" "$W/argvs.jsonl" <<'PY'
+import json, random, sys
+rules = json.load(open(sys.argv[1]))["responses"]
+random.seed(1)
+with open(sys.argv[2], "w") as f:
+    for i in range(100000):
+        argv = list(random.choice(rules)["argv"]) + (["--limit", "50"] if i % 3 == 0 else [])
+        if i % 10 == 0:
+            argv[1] = "nosuch"
+        f.write(json.dumps({"tool": "uip", "argv": argv}) + "\n")
+PY
+echo "replay of 100,000 argvs against 10,000 rules: $(ms "$B/proctor" fixtures replay "$W/r10k.json" "$W/argvs.jsonl") ms (goal < 1000)"

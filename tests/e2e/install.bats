@@ -16,6 +16,7 @@ teardown() { teardown_tmp; }
 	[ -x "$T/dest/usr/bin/proctor-shim" ]
 	[ -f "$T/dest/usr/share/man/man1/proctor.1" ]
 	[ -f "$T/dest/usr/share/man/man1/proctor-mockd.1" ]
+	[ -f "$T/dest/usr/share/man/man1/proctor-fixtures.1" ]
 	run "$T/dest/usr/bin/proctor" --version
 	[ "$status" -eq 0 ]
 	[[ "$output" == "proctor "* ]]
@@ -41,4 +42,9 @@ teardown() { teardown_tmp; }
 	[ "$status" -eq 0 ]
 	run "$PROCTOR" mock-client --help
 	[ "$status" -eq 0 ]
+	for sub in "" check sort replay coverage record; do
+		run "$PROCTOR" fixtures $sub --help
+		[ "$status" -eq 0 ]
+		[ "${#lines[@]}" -le 40 ]
+	done
 }
