@@ -192,7 +192,8 @@ static void check_one(struct check_run *run, struct mock_tool_config *tc, struct
 	if (realpath(tc->fixture, real))
 		strv_push(&run->done, real);
 	run->files++;
-	if (fixture_load(tc->fixture, d, &f) < 0)
+	/* Kept even with field errors, so duplicate keys are reported in the same run. */
+	if (fixture_load_keep(tc->fixture, d, &f) < 0 && !f)
 		return;
 	run->rules += f->nrules;
 	if (mock_tool_init(&t, tc, f, NULL, d) == 0)

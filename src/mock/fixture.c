@@ -356,16 +356,19 @@ static struct fixture *fixture_new(const char *path)
 	return f;
 }
 
-static int fixture_parse(struct fixture *f, const char *data, size_t len, struct diag *d)
+/* *ret_complete: the whole file was read (any errors are in fields, not in the JSON). */
+static int fixture_parse(struct fixture *f, const char *data, size_t len, struct diag *d, bool *ret_complete)
 {
 	size_t errors_before = d->errors;
 	struct walk w = { .path = f->path, .b = data ? data : "", .n = len, .d = d };
 	bool streamed = false;
 	int r;
 
+	*ret_complete = false;
 	r = walk_fixture(&w, f, &streamed, d);
 	if (r == 0)
 		r = fixture_check_meta(f, streamed, d);
+	*ret_complete = r == 0;
 	if (r == 0 && d->errors > errors_before)
 		r = -EINVAL;
 	return r;
@@ -374,11 +377,12 @@ static int fixture_parse(struct fixture *f, const char *data, size_t len, struct
 int fixture_load_buf(const char *path, const char *data, size_t len, struct diag *d, struct fixture **ret)
 {
 	struct fixture *f = fixture_new(path);
+	bool complete;
 	int r;
 
 	if (!f)
 		return -ENOMEM;
-	r = fixture_parse(f, data, len, d);
+	r = fixture_parse(f, data, len, d, &complete);
 	if (r < 0) {
 		fixture_free(f);
 		return r;
@@ -387,25 +391,37 @@ int fixture_load_buf(const char *path, const char *data, size_t len, struct diag
 	return 0;
 }
 
-int fixture_load(const char *path, struct diag *d, struct fixture **ret)
+static int fixture_load_file(const char *path, bool keep_invalid, struct diag *d, struct fixture **ret)
 {
 	struct fixture *f = fixture_new(path);
 	struct buf b;
+	bool parsed = false;
 	int r;
 
 	if (!f)
 		return -ENOMEM;
 	buf_init(&b, 0);
 	r = json_read_path(path, FIXTURE_MAX_FILE_BYTES, d, &b);
+	/* Parsed through (errors only in fields): every rule slot is filled and safe to use. */
 	if (r == 0)
-		r = fixture_parse(f, b.data, b.len, d);
+		r = fixture_parse(f, b.data, b.len, d, &parsed);
 	buf_free(&b); /* before the matcher is built: the file and the index never coexist */
-	if (r < 0) {
+	if (r < 0 && !(keep_invalid && parsed)) {
 		fixture_free(f);
 		return r;
 	}
 	*ret = f;
-	return 0;
+	return r;
+}
+
+int fixture_load(const char *path, struct diag *d, struct fixture **ret)
+{
+	return fixture_load_file(path, false, d, ret);
+}
+
+int fixture_load_keep(const char *path, struct diag *d, struct fixture **ret)
+{
+	return fixture_load_file(path, true, d, ret);
 }
 
 void fixture_free(struct fixture *f)

@@ -57,6 +57,10 @@ struct fixture {
  * tree of the whole file. Every problem is added to `d` as "PATH: responses[i].field: ...".
  * Returns 0, or -EINVAL (validation), or -errno (I/O), with *ret set only on success. */
 int fixture_load(const char *path, struct diag *d, struct fixture **ret);
+/* For `fixtures check`: as fixture_load, but a fixture with validation errors is still returned
+ * (*ret set, -EINVAL), with every bad field neutralised (empty strings, exit 0), so the matcher
+ * can be built and report duplicate keys as well. I/O and syntax errors return no fixture. */
+int fixture_load_keep(const char *path, struct diag *d, struct fixture **ret);
 /* The same from `len` bytes already in memory (`path` names them in messages). */
 int fixture_load_buf(const char *path, const char *data, size_t len, struct diag *d, struct fixture **ret);
 void fixture_free(struct fixture *f);

@@ -249,7 +249,7 @@ static int rule_key_build(struct matcher *m, size_t i, struct diag *d)
 		}
 		if (rule->mode == MATCH_SUBSET) {
 			k->n = sort_unique(k->v, k->n);
-			if (k->n == 0)
+			if (k->n == 0 && rule->argc) /* an empty argv is the loader's error already */
 				diag_error(d, "%s: responses[%zu].argv: no tokens are left after dropping noise flags, "
 					   "so this subset rule would match every call", m->f->path, i);
 			m->nsubset++;

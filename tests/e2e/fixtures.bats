@@ -44,8 +44,8 @@ checked 1 files (5 rules): 0 errors, 3 warnings"
 	[ "$status" -eq 1 ]
 	echo "$output" | grep -qF "$T/bad-fixture.json: responses[2].argv[0]: must be a string, got an integer"
 	echo "$output" | grep -qF "$T/bad-fixture.json: responses[2].exit_code: must be an integer from 0 to 255, got 300"
-	# duplicate keys are found once the types are right: the matcher is built only then
-	echo "$output" | grep -qF "checked 1 files (0 rules): 2 errors, 0 warnings"
+	echo "$output" | grep -qF "$T/bad-fixture.json: responses[1].argv: duplicate exact key (same as responses[0])"
+	echo "$output" | grep -qF "checked 1 files (3 rules): 3 errors, 0 warnings"
 }
 
 @test "fixtures check: missing files and invalid JSON are errors; directories are walked" {
