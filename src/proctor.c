@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{ "mockd", cmd_mockd, "serve recorded CLI responses to the agent over a protected socket" },
 	{ "mock-client", cmd_mock_client, "send one call to mockd (what a shim does)" },
 	{ "fixtures", cmd_fixtures, "check, sort, replay, coverage and record fixtures" },
+	{ "bundle", cmd_bundle, "project a plugin into a sanitized, hashed, read-only bundle" },
 };
 
 static int usage(FILE *f, int status)

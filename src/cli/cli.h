@@ -16,5 +16,6 @@ int cmd_mockd(int argc, char **argv);
 int mock_client_main(const char *tool, int argc, char **argv);
 int cmd_mock_client(int argc, char **argv);
 int cmd_fixtures(int argc, char **argv);
+int cmd_bundle(int argc, char **argv);
 
 #endif
