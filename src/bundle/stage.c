@@ -341,18 +341,32 @@ static void drift_note(struct verify_run *v, size_t *counter, const char *kind, 
 		diag_error(v->d, "%s: %s%s", kind, rel, extra ? extra : "");
 }
 
-/* Is `dir` a parent of something the manifest declares? */
+/* Is `dir` a parent of something the manifest declares? Entries are sorted, so the first one
+ * not below "dir/" in order tells (a binary search, not a scan per directory). */
+static bool has_prefix_sorted(const void *base, size_t n, size_t size, const char *prefix)
+{
+	size_t lo = 0, hi = n, pl = strlen(prefix);
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const char *rel = *(char *const *)((const char *)base + mid * size);
+
+		if (strcmp(rel, prefix) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && !strncmp(*(char *const *)((const char *)base + lo * size), prefix, pl);
+}
+
 static bool declared_dir(const struct manifest *m, const char *dir)
 {
-	size_t n = strlen(dir);
+	char prefix[PATH_MAX];
 
-	for (size_t i = 0; i < m->nfiles; i++)
-		if (!strncmp(m->files[i].rel, dir, n) && m->files[i].rel[n] == '/')
-			return true;
-	for (size_t i = 0; i < m->nlinks; i++)
-		if (!strncmp(m->links[i].rel, dir, n) && m->links[i].rel[n] == '/')
-			return true;
-	return false;
+	if (snprintf(prefix, sizeof(prefix), "%s/", dir) >= (int)sizeof(prefix))
+		return false;
+	return has_prefix_sorted(m->files, m->nfiles, sizeof(*m->files), prefix) ||
+	       has_prefix_sorted(m->links, m->nlinks, sizeof(*m->links), prefix);
 }
 
 static void verify_file(struct verify_run *v, int dirfd, const char *name, const char *rel, const struct stat *st)

@@ -17,6 +17,7 @@ teardown() { teardown_tmp; }
 	[ -f "$T/dest/usr/share/man/man1/proctor.1" ]
 	[ -f "$T/dest/usr/share/man/man1/proctor-mockd.1" ]
 	[ -f "$T/dest/usr/share/man/man1/proctor-fixtures.1" ]
+	[ -f "$T/dest/usr/share/man/man1/proctor-bundle.1" ]
 	run "$T/dest/usr/bin/proctor" --version
 	[ "$status" -eq 0 ]
 	[[ "$output" == "proctor "* ]]
@@ -42,6 +43,10 @@ teardown() { teardown_tmp; }
 	[ "$status" -eq 0 ]
 	run "$PROCTOR" mock-client --help
 	[ "$status" -eq 0 ]
+	for sub in "" build verify manifest; do
+		run "$PROCTOR" bundle $sub --help
+		[ "$status" -eq 0 ]
+	done
 	for sub in "" check sort replay coverage record; do
 		run "$PROCTOR" fixtures $sub --help
 		[ "$status" -eq 0 ]
