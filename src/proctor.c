@@ -22,6 +22,8 @@ static const struct command commands[] = {
 	{ "mock-client", cmd_mock_client, "send one call to mockd (what a shim does)" },
 	{ "fixtures", cmd_fixtures, "check, sort, replay, coverage and record fixtures" },
 	{ "bundle", cmd_bundle, "project a plugin into a sanitized, hashed, read-only bundle" },
+	{ "drop", cmd_drop, "run a command as an unprivileged, proven identity (setpriv-like)" },
+	{ "identity", cmd_identity, "print or check this process's kernel identity as JSON" },
 };
 
 static int usage(FILE *f, int status)

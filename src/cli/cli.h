@@ -17,5 +17,7 @@ int mock_client_main(const char *tool, int argc, char **argv);
 int cmd_mock_client(int argc, char **argv);
 int cmd_fixtures(int argc, char **argv);
 int cmd_bundle(int argc, char **argv);
+int cmd_drop(int argc, char **argv);
+int cmd_identity(int argc, char **argv);
 
 #endif
