@@ -24,6 +24,8 @@ static const struct command commands[] = {
 	{ "bundle", cmd_bundle, "project a plugin into a sanitized, hashed, read-only bundle" },
 	{ "drop", cmd_drop, "run a command as an unprivileged, proven identity (setpriv-like)" },
 	{ "identity", cmd_identity, "print or check this process's kernel identity as JSON" },
+	{ "reap", cmd_reap, "kill every process of a uid and fail closed if any survive" },
+	{ "doctor", cmd_doctor, "report which isolation layers this host supports" },
 };
 
 static int usage(FILE *f, int status)

@@ -19,5 +19,7 @@ int cmd_fixtures(int argc, char **argv);
 int cmd_bundle(int argc, char **argv);
 int cmd_drop(int argc, char **argv);
 int cmd_identity(int argc, char **argv);
+int cmd_reap(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
 
 #endif

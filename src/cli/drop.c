@@ -14,7 +14,9 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sched.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../lib/log.h"
@@ -52,11 +54,13 @@ static const char drop_usage[] =
 	"  --close-fds               close every fd above 2 ...\n"
 	"  --keep-fd N               ... except N (repeatable)\n"
 	"  --allow-root-target       permit --uid 0\n"
+	"  --pid-ns                  run CMD in a new pid namespace under a small init: killing\n"
+	"                            proctor drop's child (the init) ends the whole tree\n"
 	"Exit: CMD's status, or 127 when a step failed (the command never ran). See proctor-drop(1).\n";
 
 struct drop_args {
 	struct drop_opts o;
-	bool have_uid, have_gid, new_session, die_with_parent, clear_env, close_fds;
+	bool have_uid, have_gid, new_session, die_with_parent, clear_env, close_fds, pidns;
 	struct strv setenv, keepenv;
 	int keep_fds[DROP_MAX_FDS];
 	size_t nkeep;
@@ -119,7 +123,7 @@ static void add_landlock(struct drop_args *a, const char *path, enum landlock_ki
 
 enum {
 	O_UID = 400, O_GID, O_GROUPS, O_CLEARGROUPS, O_NNP, O_LLRW, O_LLRO, O_LLEXEC, O_LLSCOPE, O_SESSION,
-	O_PDEATH, O_CLEARENV, O_SETENV, O_KEEPENV, O_CHDIR, O_CLOSEFDS, O_KEEPFD, O_ROOT,
+	O_PDEATH, O_CLEARENV, O_SETENV, O_KEEPENV, O_CHDIR, O_CLOSEFDS, O_KEEPFD, O_ROOT, O_PIDNS,
 };
 
 static void drop_parse(struct drop_args *a, int argc, char **argv)
@@ -134,6 +138,7 @@ static void drop_parse(struct drop_args *a, int argc, char **argv)
 		{ "setenv", required_argument, NULL, O_SETENV }, { "keep-env", required_argument, NULL, O_KEEPENV },
 		{ "chdir", required_argument, NULL, O_CHDIR }, { "close-fds", no_argument, NULL, O_CLOSEFDS },
 		{ "keep-fd", required_argument, NULL, O_KEEPFD }, { "allow-root-target", no_argument, NULL, O_ROOT },
+		{ "pid-ns", no_argument, NULL, O_PIDNS },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	unsigned long v;
@@ -167,6 +172,7 @@ static void drop_parse(struct drop_args *a, int argc, char **argv)
 			a->keep_fds[a->nkeep++] = (int)v;
 			break;
 		case O_ROOT: a->o.allow_root_target = true; break;
+		case O_PIDNS: a->pidns = true; break;
 		case 'h': fputs(drop_usage, stdout); exit(EXIT_OK);
 		default: fputs(drop_usage, stderr); exit(EXIT_USAGE);
 		}
@@ -238,6 +244,42 @@ static void close_other_fds(const struct drop_args *a)
 		drop_fail("--close-fds", errno);
 }
 
+/* In a new pid namespace: this process forks the init (pid 1 there), which forks the command's
+ * process and reaps every orphan until the command exits, then exits with its status; the kernel
+ * kills whatever is left in the namespace when its init exits. Returns only in the command's
+ * process; the others exit here. */
+static void pidns_enter(bool die_with_parent)
+{
+	pid_t init, cmd;
+	int st;
+
+	if (unshare(CLONE_NEWPID) < 0)
+		drop_fail("--pid-ns: unshare(CLONE_NEWPID)", errno);
+	init = fork();
+	if (init < 0)
+		drop_fail("--pid-ns: fork", errno);
+	if (init > 0) {
+		while (waitpid(init, &st, 0) < 0 && errno == EINTR)
+			;
+		exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	}
+	if (die_with_parent)
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+	cmd = fork();
+	if (cmd < 0)
+		_exit(DROP_EXIT);
+	if (cmd == 0)
+		return;
+	for (;;) {
+		pid_t p = wait(&st);
+
+		if (p == cmd)
+			_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+		if (p < 0 && errno != EINTR)
+			_exit(DROP_EXIT);
+	}
+}
+
 int cmd_drop(int argc, char **argv)
 {
 	struct drop_args a = { 0 };
@@ -249,7 +291,11 @@ int cmd_drop(int argc, char **argv)
 	drop_parse(&a, argc, argv);
 	if (!(cmd = find_command(argv[optind])))
 		drop_fail(argv[optind], ENOENT);
-	if ((r = drop_prepare(&a.o, &step)) < 0 || (r = drop_apply(&a.o, &step)) < 0)
+	if ((r = drop_prepare(&a.o, &step)) < 0)
+		drop_fail(step, r);
+	if (a.pidns)
+		pidns_enter(a.die_with_parent);
+	if ((r = drop_apply(&a.o, &step)) < 0)
 		drop_fail(step, r);
 	if (a.new_session && setsid() < 0)
 		drop_fail("--new-session", errno);

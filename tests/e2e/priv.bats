@@ -1,0 +1,183 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# Privilege separation end to end: drop, identity, reap, doctor; each hostile case as the
+# dropped identity. Needs root (CI runs as root); skips with the reason otherwise.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to change identity"
+	setup_tmp
+	PY=/usr/bin/python3
+}
+
+teardown() {
+	if [ -n "${T:-}" ]; then
+		"$PROCTOR" reap --uid 2000 --grace 100 >/dev/null 2>&1 || true
+		teardown_tmp
+	fi
+}
+
+drop2000() { "$PROCTOR" drop --uid 2000 --gid 2000 --clear-groups "$@"; }
+# Live processes of uid 2000 (zombies wait for their parent, the test shell, to reap them).
+live2000() { ps -u 2000 -o stat= 2>/dev/null | grep -vc '^Z' || true; }
+
+@test "drop: the acceptance command proves the identity from inside" {
+	run drop2000 -- "$PROCTOR" identity --expect-uid 2000 --expect-gid 2000 --expect-groups '' --expect-no-caps --expect-nnp
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -qF '"uid":[2000,2000,2000,2000],"gid":[2000,2000,2000,2000],"groups":[]'
+	echo "$output" | grep -qF '"bounding":"0000000000000000"'
+}
+
+@test "identity: a mismatch is printed and exits 1" {
+	run "$PROCTOR" identity --quiet --expect-uid 2000 --expect-no-caps --expect-nnp
+	[ "$status" -eq 1 ]
+	echo "$output" | grep -qF "uid slot 0 is 0, expected 2000"
+	echo "$output" | grep -qF "NoNewPrivs is 0, expected 1"
+}
+
+@test "drop: supplementary groups are exactly the ones given" {
+	run "$PROCTOR" drop --uid 2000 --gid 2000 --groups 2200,2300 -- "$PROCTOR" identity --quiet --expect-groups 2300,2200
+	[ "$status" -eq 0 ]
+}
+
+@test "drop: unknown user or group, root target, missing command: 127, nothing runs" {
+	run -127 "$PROCTOR" drop --uid no-such-user-x --gid 2000 -- /bin/true
+	[ "$status" -eq 127 ]
+	echo "$output" | grep -qF "user 'no-such-user-x': no such user"
+	run -127 "$PROCTOR" drop --uid 2000 --gid no-such-group-x -- /bin/true
+	[ "$status" -eq 127 ]
+	echo "$output" | grep -qF "group 'no-such-group-x': no such group"
+	run -127 "$PROCTOR" drop --uid 0 --gid 0 -- /bin/sh -c "touch $T/ran"
+	[ "$status" -eq 127 ]
+	echo "$output" | grep -qF "target uid 0 (root) refused without --allow-root-target"
+	[ ! -e "$T/ran" ]
+	run -127 drop2000 -- "$T/not-there"
+	[ "$status" -eq 127 ]
+	echo "$output" | grep -qF "$T/not-there: No such file or directory"
+	printf 'x' >"$T/noexec" && chmod 0644 "$T/noexec"
+	run -127 drop2000 -- "$T/noexec"
+	[ "$status" -eq 127 ]
+}
+
+@test "drop: a Landlock path that does not exist is refused before anything runs" {
+	run -127 drop2000 --landlock-rw "$T/absent" -- /bin/sh -c "touch $T/ran"
+	[ "$status" -eq 127 ]
+	echo "$output" | grep -qF "$T/absent: No such file or directory"
+	[ ! -e "$T/ran" ]
+}
+
+@test "drop: a kernel without Landlock refuses Landlock rules instead of running without them" {
+	if "$PROCTOR" doctor --json | tr -d '\n ' | grep -q '"check":"landlock","ok":true'; then
+		skip "this kernel has Landlock: the refusal path cannot be reached here"
+	fi
+	run -127 drop2000 --landlock-rw "$T" -- /bin/sh -c "touch $T/ran"
+	[ "$status" -eq 127 ]
+	echo "$output" | grep -qF "no Landlock"
+	[ ! -e "$T/ran" ]
+}
+
+@test "hostile: the dropped identity cannot read a root 0700 file" {
+	mkdir "$T/secret" && echo answer >"$T/secret/key" && chmod 0700 "$T/secret"
+	run drop2000 -- /bin/cat "$T/secret/key"
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -q "Permission denied"
+}
+
+@test "hostile: writes outside --landlock-rw fail with EACCES even where modes allow them" {
+	"$PROCTOR" doctor --json | tr -d '\n ' | grep -q '"check":"landlock","ok":true' || skip "no Landlock on this kernel"
+	mkdir "$T/work" && chown 2000:2000 "$T/work"
+	run drop2000 --landlock-rw "$T/work" --landlock-exec /usr --landlock-exec /lib --landlock-exec /lib64 \
+		--landlock-exec /bin --landlock-rw /dev/null -- /bin/sh -c "echo in >'$T/work/ok' && echo wrote; echo out >/tmp/proctor-ll-\$\$ || echo refused"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "wrote" ]
+	echo "$output" | grep -q "Permission denied"   # EACCES, though /tmp is 1777
+	[ "${lines[-1]}" = "refused" ]
+	[ -z "$(find /tmp -maxdepth 1 -name 'proctor-ll-*' -user 2000)" ]
+	[ "$(cat "$T/work/ok")" = "in" ]
+}
+
+@test "hostile: identity --expect-landlock holds under Landlock and fails without it" {
+	"$PROCTOR" doctor --json | tr -d '\n ' | grep -q '"check":"landlock","ok":true' || skip "no Landlock on this kernel"
+	run drop2000 --landlock-ro /proc --landlock-exec "$PROCTOR_BUILD" --landlock-exec /lib --landlock-exec /lib64 \
+		--landlock-exec /usr -- "$PROCTOR" identity --quiet --expect-landlock
+	[ "$status" -eq 0 ]
+	run drop2000 -- "$PROCTOR" identity --quiet --expect-landlock
+	[ "$status" -eq 1 ]
+}
+
+@test "hostile: setuid(0) fails for the dropped identity" {
+	[ -x "$PY" ] || skip "/usr/bin/python3 not installed"
+	run drop2000 -- "$PY" -c "import os; os.setuid(0)"
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -q "PermissionError"
+}
+
+@test "hostile: ptrace of a root process fails for the dropped identity" {
+	[ -x "$PY" ] || skip "/usr/bin/python3 not installed"
+	sleep 60 &
+	victim=$!
+	run drop2000 -- "$PY" -c "
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.ptrace(16, $victim, None, None)  # PTRACE_ATTACH
+sys.exit(0 if r == 0 else ctypes.get_errno())"
+	kill "$victim"
+	[ "$status" -eq 1 ] # EPERM
+}
+
+@test "reap: a double-forked, setsid'd, TERM-ignoring escapee is found by the uid sweep and killed" {
+	drop2000 -- /bin/sh -c '(setsid sh -c "trap \"\" TERM; exec sleep 3333" &) ; trap "" TERM; sleep 3334' &
+	bg=$!
+	for _ in $(seq 1 100); do [ "$(pgrep -u 2000 -f '^sleep 333[34]$' | wc -l)" -eq 2 ] && break; sleep 0.05; done
+	escapee=$(pgrep -u 2000 -f '^sleep 3333$')
+	[ -n "$escapee" ]
+	[ "$(ps -o sid= -p "$escapee")" != "$(ps -o sid= -p "$(pgrep -u 2000 -f '^sleep 3334$')")" ] # escaped the session
+	run "$PROCTOR" reap --uid 2000 --grace 200
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -qF '"path":"uid-sweep","uid":2000'
+	echo "$output" | grep -qF '"survivors":[]'
+	wait "$bg" || true
+	[ "$(live2000)" -eq 0 ]
+}
+
+@test "reap: a process that ignores SIGTERM is killed by the KILL pass" {
+	drop2000 -- /bin/sh -c 'trap "" TERM; while :; do sleep 1; done' &
+	bg=$!
+	for _ in $(seq 1 100); do pgrep -u 2000 >/dev/null && break; sleep 0.05; done
+	run "$PROCTOR" reap --uid 2000 --grace 100
+	[ "$status" -eq 0 ]
+	wait "$bg" || true
+	[ "$(live2000)" -eq 0 ]
+}
+
+@test "reap: refuses to sweep root" {
+	run "$PROCTOR" reap --uid 0
+	[ "$status" -eq 2 ]
+}
+
+@test "drop --pid-ns: the tree runs under a small init, and killing it ends the whole tree" {
+	"$PROCTOR" doctor --json | tr -d '\n ' | grep -q '"check":"pidnamespaces","ok":true' || skip "no pid namespaces here"
+	run drop2000 --pid-ns -- /bin/sh -c 'echo $$; exit 7'
+	[ "$status" -eq 7 ]
+	[ "$output" = "2" ]
+	"$PROCTOR" drop --uid 2000 --gid 2000 --clear-groups --pid-ns -- /bin/sh -c '(setsid sleep 4444 &); sleep 4445' &
+	outer=$! # proctor drop itself (not a subshell): its only child is the namespace's init
+	for _ in $(seq 1 100); do [ "$(pgrep -f '^sleep 444[45]$' | wc -l)" -eq 2 ] && break; sleep 0.05; done
+	init=$(pgrep -P "$outer")
+	[ -n "$init" ]
+	kill -KILL "$init"
+	wait "$outer" || true
+	for _ in $(seq 1 100); do pgrep -f '^sleep 444[45]$' >/dev/null || break; sleep 0.05; done
+	! pgrep -f '^sleep 444[45]$'
+}
+
+@test "doctor: text and JSON name each layer, with a fix for the missing ones" {
+	run "$PROCTOR" doctor --json
+	run json_get '[c["check"] for c in d[0]["checks"]]' <<<"$(tr -d '\n' <<<"$output")"
+	[ "$output" = "['root', 'landlock', 'user namespaces', 'pid namespaces', 'net namespaces', 'mount namespaces', 'seccomp', 'cgroup v2 delegation', 'agent uid', 'mockd uid', 'rpc gid', '/proc hidepid']" ]
+	run "$PROCTOR" doctor
+	echo "$output" | grep -qE '^ok   landlock +ABI [0-9]+ enabled|^MISS landlock'
+	echo "$output" | grep -qE 'of 12 layers available$'
+}
