@@ -17,7 +17,9 @@ teardown() { teardown_tmp; }
 	[ -f "$T/dest/usr/share/man/man1/proctor.1" ]
 	[ -f "$T/dest/usr/share/man/man1/proctor-mockd.1" ]
 	[ -f "$T/dest/usr/share/man/man1/proctor-fixtures.1" ]
-	[ -f "$T/dest/usr/share/man/man1/proctor-bundle.1" ]
+	for m in proctor-bundle proctor-drop proctor-identity proctor-reap proctor-doctor; do
+		[ -f "$T/dest/usr/share/man/man1/$m.1" ]
+	done
 	run "$T/dest/usr/bin/proctor" --version
 	[ "$status" -eq 0 ]
 	[[ "$output" == "proctor "* ]]
@@ -43,6 +45,11 @@ teardown() { teardown_tmp; }
 	[ "$status" -eq 0 ]
 	run "$PROCTOR" mock-client --help
 	[ "$status" -eq 0 ]
+	for cmd in drop identity reap doctor; do
+		run "$PROCTOR" $cmd --help
+		[ "$status" -eq 0 ]
+		[ "${#lines[@]}" -le 40 ]
+	done
 	for sub in "" build verify manifest; do
 		run "$PROCTOR" bundle $sub --help
 		[ "$status" -eq 0 ]

@@ -181,3 +181,36 @@ sys.exit(0 if r == 0 else ctypes.get_errno())"
 	echo "$output" | grep -qE '^ok   landlock +ABI [0-9]+ enabled|^MISS landlock'
 	echo "$output" | grep -qE 'of 12 layers available$'
 }
+
+@test "drop: --landlock-scope stops signals to processes outside the domain (ABI 6+)" {
+	"$PROCTOR" doctor --json | tr -d '\n ' | grep -qE '"check":"landlock","ok":true,"detail":"ABI([6-9]|[1-9][0-9])' ||
+		skip "Landlock ABI 6 (scopes) not available"
+	drop2000 -- /bin/sleep 5555 &
+	bg=$!
+	for _ in $(seq 1 100); do victim=$(pgrep -u 2000 -f '^/bin/sleep 5555$') && break; sleep 0.05; done
+	ll="--landlock-exec /usr --landlock-exec /lib --landlock-exec /lib64 --landlock-exec /bin"
+	run drop2000 $ll --landlock-scope -- /bin/kill -0 "$victim"
+	[ "$status" -ne 0 ]
+	run drop2000 $ll -- /bin/kill -0 "$victim" # same uid, no scope: allowed
+	[ "$status" -eq 0 ]
+	kill "$bg" 2>/dev/null; "$PROCTOR" reap --uid 2000 --grace 50 >/dev/null; wait "$bg" || true
+}
+
+@test "drop: environment, directory, session and fd options" {
+	mkdir "$T/home" && chown 2000 "$T/home"
+	export PROCTOR_KEEP_ME=kept PROCTOR_DROP_ME=dropped
+	run drop2000 --clear-env --keep-env PROCTOR_KEEP_ME --setenv A=1 --chdir "$T/home" --new-session -- \
+		/bin/sh -c 'echo "$PROCTOR_KEEP_ME|${PROCTOR_DROP_ME:-none}|$A|$(pwd)|$(ps -o sid= -p $$ | tr -d " ")=$$"'
+	[ "$status" -eq 0 ]
+	[ "${output%%=*}" = "kept|none|1|$T/home|${output##*=}" ] # its own session: sid == pid
+	run drop2000 --close-fds --keep-fd 4 -- /bin/sh -c 'ls /proc/self/fd | sort -n | tr "\n" " "' 4</dev/null 5</dev/null
+	[ "$output" = "0 1 2 3 4 " ] # 3 is ls's own directory fd; 5 was closed, 4 kept
+	run -127 drop2000 --chdir /root -- /bin/true
+	echo "$output" | grep -qF -- "--chdir: Permission denied"
+}
+
+@test "drop: --die-with-parent kills the command when its parent dies" {
+	/bin/sh -c "'$PROCTOR' drop --uid 2000 --gid 2000 --clear-groups --die-with-parent -- /bin/sleep 6666 & sleep 0.3; kill -9 \$\$" || true
+	for _ in $(seq 1 100); do pgrep -f '^/bin/sleep 6666$' >/dev/null || break; sleep 0.05; done
+	! pgrep -f '^/bin/sleep 6666$'
+}
