@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../lib/log.h"
+#include "../lib/path.h"
 #include "../lib/strv.h"
 #include "../lib/util.h"
 #include "../priv/drop.h"
@@ -181,26 +182,6 @@ static void drop_parse(struct drop_args *a, int argc, char **argv)
 		die(EXIT_USAGE, "give --uid, --gid and the command after -- (see --help)");
 }
 
-/* The command's absolute path, found before the drop so a missing one is reported as such. */
-static char *find_command(const char *cmd)
-{
-	const char *path = strchr(cmd, '/') ? NULL : getenv("PATH");
-	char *copy, *save = NULL, cand[PATH_MAX];
-	struct stat st;
-
-	if (!path)
-		return stat(cmd, &st) == 0 && S_ISREG(st.st_mode) && access(cmd, X_OK) == 0 ? strdup(cmd) : NULL;
-	copy = strdup(path);
-	for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save))
-		if (snprintf(cand, sizeof(cand), "%s/%s", d, cmd) < (int)sizeof(cand) && stat(cand, &st) == 0 &&
-		    S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
-			free(copy);
-			return strdup(cand);
-		}
-	free(copy);
-	return NULL;
-}
-
 static char **build_env(struct drop_args *a)
 {
 	struct strv env = { 0 };
@@ -289,7 +270,8 @@ int cmd_drop(int argc, char **argv)
 	int r;
 
 	drop_parse(&a, argc, argv);
-	if (!(cmd = find_command(argv[optind])))
+	/* Found before the drop, so a missing command is reported as such. */
+	if (!(cmd = path_find_executable(argv[optind], NULL, NULL)))
 		drop_fail(argv[optind], ENOENT);
 	if ((r = drop_prepare(&a.o, &step)) < 0)
 		drop_fail(step, r);

@@ -13,6 +13,7 @@
 
 #include "../lib/fd.h"
 #include "../lib/log.h"
+#include "../lib/path.h"
 #include "../lib/util.h"
 #include "../mock/record.h"
 #include "../mock/server.h"
@@ -84,26 +85,6 @@ static void record_parse(struct record_args *a, int argc, char **argv)
 		die(EXIT_USAGE, "--tool: '%s' is not a bare executable name", a->tool);
 }
 
-/* REAL_TOOL as an absolute path: a path is taken as given, a bare name is looked up on PATH. */
-static char *real_tool_resolve(const char *name)
-{
-	const char *path = getenv("PATH");
-	char *copy, *save = NULL, *found = NULL, cand[PATH_MAX];
-	struct stat st;
-
-	if (strchr(name, '/'))
-		return stat(name, &st) == 0 && S_ISREG(st.st_mode) && access(name, X_OK) == 0 ? realpath(name, NULL)
-											    : NULL;
-	if (!path || !(copy = strdup(path)))
-		return NULL;
-	for (char *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save))
-		if (snprintf(cand, sizeof(cand), "%s/%s", d, name) < (int)sizeof(cand) && stat(cand, &st) == 0 &&
-		    S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
-			found = realpath(cand, NULL);
-	free(copy);
-	return found;
-}
-
 static void record_on_error(const char *msg)
 {
 	log_error("%s", msg);
@@ -156,7 +137,7 @@ int fixtures_record(int argc, char **argv)
 	int status = EXIT_FAILURE_;
 
 	record_parse(&a, argc, argv);
-	exe = real_tool_resolve(argv[optind]);
+	exe = path_find_executable(argv[optind], NULL, NULL);
 	if (!exe)
 		die(EXIT_FAILURE_, "%s: not an executable (on PATH or as a path); nothing recorded", argv[optind]);
 	if (lstat(a.out, &st) == 0)

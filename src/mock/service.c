@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../lib/path.h"
+
 const char *mock_outcome_name(enum mock_outcome o)
 {
 	static const char *const names[] = {
@@ -51,35 +53,21 @@ static int wire_encode(struct wire *w, const struct mock_response *r)
 	return 0;
 }
 
-/* First executable regular file named `tool` on PATH that is not our own binary. */
+/* A shim points back at us (or at proctor-shim): running it as the real tool would loop. */
+static int is_proctor(const char *real, void *self_real)
+{
+	const char *base = strrchr(real, '/') + 1;
+
+	return !strcmp(real, self_real) || !strcmp(base, "proctor-shim") || !strcmp(base, "proctor");
+}
+
 static char *find_executable(const char *tool, const char *self_exe)
 {
-	const char *path = getenv("PATH");
-	char self_real[PATH_MAX], cand_real[PATH_MAX];
-	char *copy, *save = NULL, *found = NULL;
+	char self_real[PATH_MAX];
 
-	if (!path || !(copy = strdup(path)))
-		return NULL;
 	if (!self_exe || !realpath(self_exe, self_real))
 		self_real[0] = '\0';
-	for (char *dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
-		char cand[PATH_MAX];
-		struct stat st;
-
-		if (dir[0] != '/' || snprintf(cand, sizeof(cand), "%s/%s", dir, tool) >= (int)sizeof(cand))
-			continue;
-		if (stat(cand, &st) < 0 || !S_ISREG(st.st_mode) || access(cand, X_OK) < 0)
-			continue;
-		if (!realpath(cand, cand_real))
-			continue;
-		/* A shim points back at us (or at proctor-shim): running it would loop. */
-		if (!strcmp(cand_real, self_real) || !strcmp(strrchr(cand_real, '/') + 1, "proctor-shim") ||
-		    !strcmp(strrchr(cand_real, '/') + 1, "proctor"))
-			continue;
-		found = strdup(cand_real);
-	}
-	free(copy);
-	return found;
+	return path_find_executable(tool, is_proctor, self_real);
 }
 
 int mock_tool_init(struct mock_tool *t, struct mock_tool_config *cfg, struct fixture *f, const char *self_exe,
