@@ -242,7 +242,9 @@ static void pidns_enter(bool die_with_parent)
 	if (init > 0) {
 		while (waitpid(init, &st, 0) < 0 && errno == EINTR)
 			;
-		exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+		/* _exit: after unshare(CLONE_NEWPID) any new child of ours lands in the namespace whose
+		 * init just died, so nothing may fork at exit (LeakSanitizer does, under ASan). */
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
 	}
 	if (die_with_parent)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
