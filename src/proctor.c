@@ -26,6 +26,7 @@ static const struct command commands[] = {
 	{ "identity", cmd_identity, "print or check this process's kernel identity as JSON" },
 	{ "reap", cmd_reap, "kill every process of a uid and fail closed if any survive" },
 	{ "doctor", cmd_doctor, "report which isolation layers this host supports" },
+	{ "guard", cmd_guard, "the write guard: install, teardown, status, and the PreToolUse hook" },
 };
 
 static int usage(FILE *f, int status)

@@ -21,5 +21,6 @@ int cmd_drop(int argc, char **argv);
 int cmd_identity(int argc, char **argv);
 int cmd_reap(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_guard(int argc, char **argv);
 
 #endif

@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: MIT */
+/* install.c: the guard's on-disk contract. The marker arms the hook; the manifest beside it holds
+ * the hook file's original bytes so teardown restores them exactly. The manifest is written
+ * first, so a crash between writes leaves teardown everything it needs. */
+#include "guard.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../lib/fd.h"
+#include "../lib/json.h"
+
+int harness_parse(const char *s)
+{
+	return !strcmp(s, "claude-code") ? HARNESS_CLAUDE : !strcmp(s, "codex") ? HARNESS_CODEX : -1;
+}
+
+const char *harness_name(enum harness h)
+{
+	return h == HARNESS_CODEX ? "codex" : "claude-code";
+}
+
+void guard_paths_free(struct guard_paths *p)
+{
+	free(p->root);
+	free(p->skills);
+	free(p->marker);
+	free(p->manifest);
+	free(p->hookdir);
+	free(p->hookfile);
+	memset(p, 0, sizeof(*p));
+}
+
+int guard_paths(enum harness h, const char *root, struct guard_paths *ret)
+{
+	struct guard_paths p = { 0 };
+	const char *dot = h == HARNESS_CODEX ? ".codex" : ".claude";
+	const char *sk = h == HARNESS_CODEX ? ".agents/skills" : ".claude/skills";
+	const char *hf = h == HARNESS_CODEX ? "hooks.json" : "settings.local.json";
+
+	p.root = realpath(root, NULL);
+	if (!p.root)
+		return -errno;
+	if (asprintf(&p.skills, "%s/%s", p.root, sk) < 0 || asprintf(&p.marker, "%s/%s", p.skills, GUARD_MARKER_NAME) < 0 ||
+	    asprintf(&p.manifest, "%s/%s", p.skills, GUARD_MANIFEST_NAME) < 0 ||
+	    asprintf(&p.hookdir, "%s/%s", p.root, dot) < 0 || asprintf(&p.hookfile, "%s/%s", p.hookdir, hf) < 0) {
+		guard_paths_free(&p);
+		return -ENOMEM;
+	}
+	*ret = p;
+	return 0;
+}
+
+static void rfc3339_ms(int64_t ms, char *out, size_t n)
+{
+	time_t s = (time_t)(ms / 1000);
+	struct tm tm;
+
+	gmtime_r(&s, &tm);
+	snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+		 tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Write `text` to `path` atomically (temp file in the same directory, then rename). */
+static int write_atomic(const char *path, const char *text, size_t len, mode_t mode)
+{
+	char tmp[PATH_MAX];
+	int fd, r;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0)
+		return -errno;
+	r = fd_write_all(fd, text, len);
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	close(fd);
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0)
+		unlink(tmp);
+	return r;
+}
+
+static int write_json(const char *path, json_t *j)
+{
+	char *text = json_dumps(j, JSON_INDENT(2));
+	struct buf b;
+	int r;
+
+	if (!text)
+		return -ENOMEM;
+	buf_init(&b, 0);
+	r = buf_append(&b, text, strlen(text));
+	if (r == 0)
+		r = buf_putc(&b, '\n');
+	if (r == 0)
+		r = write_atomic(path, b.data, b.len, 0644);
+	free(text);
+	buf_free(&b);
+	return r;
+}
+
+/* mkdir -p below root for `path` (root itself exists); record the directories we made. */
+static int mkdirs(const char *root, const char *path, json_t *created)
+{
+	char buf[PATH_MAX];
+	char *p;
+
+	if (snprintf(buf, sizeof(buf), "%s/", path) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	for (p = buf + strlen(root) + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		if (mkdir(buf, 0755) == 0)
+			json_array_append_new(created, json_string(buf));
+		else if (errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	return 0;
+}
+
+/* The existing hook file, if any: its bytes (kept verbatim for teardown) and its JSON, which must
+ * be an object whose "hooks" (if any) is an object and "hooks.PreToolUse" (if any) a list. */
+static int settings_read(const char *path, struct buf *raw, json_t **ret, struct buf *report)
+{
+	json_error_t e;
+	json_t *j, *hooks;
+	int r = fd_read_file(path, GUARD_MAX_FILE_BYTES, raw);
+
+	*ret = NULL;
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0) {
+		buf_printf(report, "%s: %s\n", path, strerror(-r));
+		return r;
+	}
+	j = json_loadb(raw->data ? raw->data : "", raw->len, 0, &e);
+	if (!json_is_object(j)) {
+		buf_printf(report, "%s: not a JSON object (%s); refusing to change it\n", path, j ? "wrong type" : e.text);
+		json_decref(j);
+		return -EINVAL;
+	}
+	hooks = json_object_get(j, "hooks");
+	if ((hooks && !json_is_object(hooks)) || (hooks && json_object_get(hooks, "PreToolUse") &&
+						  !json_is_array(json_object_get(hooks, "PreToolUse")))) {
+		buf_printf(report, "%s: \"hooks\" must be an object and \"hooks.PreToolUse\" a list; refusing to change it\n",
+			   path);
+		json_decref(j);
+		return -EINVAL;
+	}
+	*ret = j;
+	return 1;
+}
+
+static json_t *hook_entry(enum harness h, const char *exe, const char *marker)
+{
+	char *cmd = NULL;
+	json_t *e;
+
+	if (asprintf(&cmd, "\"%s\" guard hook --harness %s \"%s\"", exe, harness_name(h), marker) < 0)
+		return NULL;
+	if (h == HARNESS_CODEX)
+		e = json_pack("{s:s,s:[{s:s,s:s,s:i,s:s}]}", "matcher", "^Bash$|^apply_patch$|^Edit$|^Write$", "hooks",
+			      "type", "command", "command", cmd, "timeout", 30, "statusMessage",
+			      "proctor guard: checking write targets");
+	else
+		e = json_pack("{s:s,s:[{s:s,s:s}]}", "matcher", "Write|Edit|MultiEdit|NotebookEdit|Bash", "hooks", "type",
+			      "command", "command", cmd);
+	free(cmd);
+	return e;
+}
+
+/* The settings with our entry appended to hooks.PreToolUse; every existing key keeps its place. */
+static json_t *settings_merge(json_t *old, json_t *entry)
+{
+	json_t *s = old ? json_deep_copy(old) : json_object(), *hooks, *pre;
+
+	if (!s)
+		return NULL;
+	hooks = json_object_get(s, "hooks");
+	if (!hooks) {
+		hooks = json_object();
+		json_object_set_new(s, "hooks", hooks);
+	}
+	pre = json_object_get(hooks, "PreToolUse");
+	if (!pre) {
+		pre = json_array();
+		json_object_set_new(hooks, "PreToolUse", pre);
+	}
+	json_array_append(pre, entry);
+	return s;
+}
+
+int guard_install(enum harness h, const char *root, unsigned ttl_s, const char *denial_log, const char *exe,
+		  struct buf *report)
+{
+	struct guard_paths p;
+	struct buf raw;
+	json_t *old = NULL, *entry = NULL, *merged = NULL, *marker = NULL, *manifest = NULL, *created = json_array();
+	char stamp[96], expires[96];
+	int64_t now = now_ms();
+	struct stat st;
+	int r, existed;
+
+	buf_init(&raw, 0);
+	r = guard_paths(h, root, &p);
+	if (r < 0) {
+		buf_printf(report, "%s: %s\n", root, strerror(-r));
+		json_decref(created);
+		return r;
+	}
+	if (lstat(p.manifest, &st) == 0) {
+		buf_printf(report, "%s: already installed (run 'proctor guard teardown %s' first)\n", p.manifest, p.root);
+		r = -EEXIST;
+		goto out;
+	}
+	r = existed = settings_read(p.hookfile, &raw, &old, report);
+	if (r < 0)
+		goto out;
+	entry = hook_entry(h, exe, p.marker);
+	merged = entry ? settings_merge(old, entry) : NULL;
+	rfc3339_ms(now, stamp, sizeof(stamp));
+	rfc3339_ms(now + (int64_t)ttl_s * 1000, expires, sizeof(expires));
+	marker = json_pack("{s:b,s:[s],s:s,s:o}", "active", 1, "allowedRoots", p.root, "expiresAt", expires,
+			   "denialLogPath", denial_log ? json_string(denial_log) : json_null());
+	if ((r = mkdirs(p.root, p.hookdir, created)) < 0 || (r = mkdirs(p.root, p.skills, created)) < 0) {
+		buf_printf(report, "%s: cannot create directories: %s\n", p.root, strerror(-r));
+		goto out;
+	}
+	manifest = json_pack("{s:s,s:s,s:b,s:o,s:s,s:s,s:O}", "created_at", stamp, "settings_path", p.hookfile,
+			     "settings_existed", existed == 1, "settings_backup",
+			     existed == 1 ? json_stringn(raw.data, raw.len) : json_null(), "marker_path", p.marker,
+			     "harness", harness_name(h), "created_dirs", created);
+	r = !merged || !marker || !manifest ? -ENOMEM : write_json(p.manifest, manifest);
+	if (r == 0)
+		r = write_json(p.marker, marker);
+	if (r == 0)
+		r = write_json(p.hookfile, merged);
+	if (r < 0)
+		buf_printf(report, "install failed: %s (run 'proctor guard teardown %s')\n", strerror(-r), p.root);
+	else
+		buf_printf(report, "armed %s guard on %s until %s\nmarker %s\nhook %s\n", harness_name(h), p.root, expires,
+			   p.marker, p.hookfile);
+out:
+	json_decref(old);
+	json_decref(entry);
+	json_decref(merged);
+	json_decref(marker);
+	json_decref(manifest);
+	json_decref(created);
+	buf_free(&raw);
+	guard_paths_free(&p);
+	return r < 0 ? r : 0;
+}
+
+void guard_marker_free(struct guard_marker *m)
+{
+	strv_free(&m->roots);
+	free(m->denial_log);
+	memset(m, 0, sizeof(*m));
+}
+
+/* "2026-11-30T01:00:00.000Z" -> epoch ms, or -1. */
+static int64_t parse_rfc3339_ms(const char *s)
+{
+	struct tm tm = { 0 };
+	int ms = 0, n = 0;
+
+	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+		   &tm.tm_sec, &ms, &n) != 7 || s[n] != '\0')
+		return -1;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	return (int64_t)timegm(&tm) * 1000 + ms;
+}
+
+int guard_marker_load(const char *path, struct guard_marker *ret)
+{
+	json_t *j = NULL, *roots, *v;
+	struct diag d;
+	size_t i;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	diag_init(&d);
+	r = json_load_path(path, GUARD_MAX_FILE_BYTES, &d, &j);
+	diag_free(&d);
+	if (r < 0)
+		return r;
+	roots = json_object_get(j, "allowedRoots");
+	v = json_object_get(j, "expiresAt");
+	r = -EINVAL;
+	if (!json_is_boolean(json_object_get(j, "active")) || !json_is_array(roots) || !json_array_size(roots) ||
+	    !json_is_string(v) || (ret->expires_ms = parse_rfc3339_ms(json_string_value(v))) < 0)
+		goto out;
+	json_array_foreach(roots, i, v)
+		if (!json_is_string(v) || json_string_value(v)[0] != '/' || strv_push(&ret->roots, json_string_value(v)) < 0)
+			goto out;
+	ret->active = json_is_true(json_object_get(j, "active"));
+	v = json_object_get(j, "denialLogPath");
+	if (json_is_string(v) && !(ret->denial_log = strdup(json_string_value(v))))
+		goto out;
+	r = 0;
+out:
+	if (r < 0)
+		guard_marker_free(ret);
+	json_decref(j);
+	return r;
+}
+
+bool guard_marker_armed(const struct guard_marker *m, int64_t now)
+{
+	return m->active && m->roots.n && now < m->expires_ms;
+}
+
+/* Undo one harness's install under root; appends what was done to report. */
+static void teardown_one(enum harness h, const char *root, struct buf *report, bool *did)
+{
+	struct guard_paths p;
+	json_t *m = NULL, *created, *v;
+	struct diag d;
+	struct stat st;
+	size_t i;
+
+	if (guard_paths(h, root, &p) < 0)
+		return;
+	diag_init(&d);
+	if (lstat(p.manifest, &st) == 0 && json_load_path(p.manifest, GUARD_MAX_FILE_BYTES, &d, &m) == 0 &&
+	    json_is_boolean(json_object_get(m, "settings_existed")) &&
+	    json_is_string(json_object_get(m, "settings_path")) &&
+	    !strcmp(json_string_value(json_object_get(m, "settings_path")), p.hookfile)) {
+		v = json_object_get(m, "settings_backup");
+		if (json_is_true(json_object_get(m, "settings_existed")) && json_is_string(v)) {
+			if (write_atomic(p.hookfile, json_string_value(v), json_string_length(v), 0644) == 0)
+				buf_printf(report, "restored %s\n", p.hookfile);
+		} else if (unlink(p.hookfile) == 0) {
+			buf_printf(report, "removed %s (we created it)\n", p.hookfile);
+		}
+		unlink(p.marker);
+		unlink(p.manifest);
+		created = json_object_get(m, "created_dirs");
+		for (i = json_array_size(created); i-- > 0;)
+			if (json_is_string(json_array_get(created, i)) && rmdir(json_string_value(json_array_get(created, i))) == 0)
+				buf_printf(report, "removed directory %s\n", json_string_value(json_array_get(created, i)));
+		buf_printf(report, "disarmed %s guard on %s\n", harness_name(h), p.root);
+		*did = true;
+	} else if (lstat(p.manifest, &st) == 0) {
+		/* Corrupt manifest: we cannot restore, but we can disarm. */
+		unlink(p.marker);
+		unlink(p.manifest);
+		buf_printf(report, "%s: corrupt manifest; removed it and the marker (hook file left as is)\n", p.manifest);
+		*did = true;
+	} else if (lstat(p.marker, &st) == 0) {
+		unlink(p.marker);
+		buf_printf(report, "removed stray marker %s (no manifest)\n", p.marker);
+		*did = true;
+	}
+	json_decref(m);
+	diag_free(&d);
+	guard_paths_free(&p);
+}
+
+int guard_teardown(const char *root, struct buf *report)
+{
+	bool did = false;
+	struct stat st;
+
+	if (stat(root, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		buf_printf(report, "%s: %s\n", root, strerror(errno ? errno : ENOTDIR));
+		return -ENOENT;
+	}
+	teardown_one(HARNESS_CLAUDE, root, report, &did);
+	teardown_one(HARNESS_CODEX, root, report, &did);
+	if (!did)
+		buf_printf(report, "nothing installed under %s\n", root);
+	return 0;
+}
