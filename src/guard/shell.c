@@ -111,8 +111,8 @@ static void lex_dollar(struct lex *L, struct buf *w, bool *dyn)
 
 	*dyn = true;
 	if (p[0] == '(' && p[1] == '(') { /* arithmetic: not a command, and not a redirection */
-		end = match_paren(p + 1);
-		L->p = end && end[1] == ')' ? end + 2 : (L->error = true, p + strlen(p));
+		end = match_paren(p + 1); /* the ')' that closes the first '(' ends "$((...))" */
+		L->p = end ? end + 1 : (L->error = true, p + strlen(p));
 	} else if (p[0] == '(') {
 		end = match_paren(p + 1);
 		if (!end) {
@@ -638,6 +638,9 @@ static size_t unwrap(const struct state *st, const struct cmd *c, size_t i, cons
 	return 0;
 }
 
+static const char *const reserved[] = { "if", "then", "else", "elif", "fi", "do", "done", "while", "until",
+					 "esac", "{", "}", "!", "[[", NULL };
+
 static void analyze_words(struct state *st, struct cmd *c, size_t i)
 {
 	const char *cmd;
@@ -651,6 +654,13 @@ static void analyze_words(struct state *st, struct cmd *c, size_t i)
 		}
 		i++;
 	}
+	/* Reserved words open compound commands; the command proper follows them. A for or case
+	 * header lists words, not a command. */
+	while (i < c->n && !c->w[i]->dyn && in_list(c->w[i]->s, reserved))
+		i++;
+	if (i < c->n && !c->w[i]->dyn && (!strcmp(c->w[i]->s, "for") || !strcmp(c->w[i]->s, "case") ||
+					  !strcmp(c->w[i]->s, "select") || !strcmp(c->w[i]->s, "function")))
+		return;
 	if (i >= c->n || st->v->deny)
 		return;
 	cmd = base(c->w[i]->s);
