@@ -126,6 +126,18 @@ chmod -R u+w "$W/small-bundle"; rm -rf "$W/small-bundle"
 # Creating 100,000 inodes dominates here (ext4's allocator, not our code): cp -r is the baseline.
 echo "100,000 small files: build+stage ${t_small} ms = $(awk "BEGIN{printf \"%.0f\", 100000000/$t_small}") files/s (cp -r: ${t_scp} ms = $(awk "BEGIN{printf \"%.0f\", 100000000/$t_scp}") files/s)"
 
+echo "== write guard hook (exec, read payload, decide, print), median of $N"
+mkdir -p "$W/gws"
+"$B/proctor" guard install --harness claude-code --root "$W/gws" >/dev/null
+printf '{"session_id":"s","transcript_path":"/t","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"cd sub && make -j2 2>&1 | tee build.log > /dev/null; git status"},"tool_use_id":"u"}' "$W/gws" >"$W/payload.json"
+printf '#!/bin/sh\nexec "%s" guard hook --harness claude-code "%s" <"%s"\n' "$B/proctor" "$W/gws/.claude/skills/.proctor-guard.json" "$W/payload.json" >"$W/hook.sh"
+printf '#!/bin/sh\nexec /bin/true <"%s"\n' "$W/payload.json" >"$W/true.sh"
+chmod +x "$W/hook.sh" "$W/true.sh"
+set -- $("$B/bench/spawn" "$N" "$W/true.sh")
+t_true=$1
+set -- $("$B/bench/spawn" "$N" "$W/hook.sh")
+echo "sh + /bin/true ${t_true} us, sh + proctor guard hook ${1} us = $(awk "BEGIN{printf \"%.2f\", $1/$t_true}")x (goal <= 2x)"
+
 echo "== privilege drop and teardown"
 if [ "$(id -u)" -ne 0 ]; then
 	echo "skipped: needs root"

@@ -1,0 +1,170 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# proctor guard end to end: the installed files byte for byte, teardown restoring the user's
+# file exactly, refusals that touch nothing, and real-shaped Claude Code and Codex payloads.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup() {
+	setup_tmp
+	W=$T/ws
+	mkdir -p "$W"
+	W=$(cd "$W" && pwd -P)
+	M=$W/.claude/skills/.proctor-guard.json
+}
+teardown() { teardown_tmp; }
+
+payload() { # payload TOOL INPUT_JSON
+	printf '{"session_id":"abc","transcript_path":"/tmp/t.jsonl","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"%s","tool_input":%s,"tool_use_id":"toolu_1"}' \
+		"$W" "$1" "$2"
+}
+
+@test "guard install (claude-code): marker, hook file and manifest, byte for byte" {
+	run "$PROCTOR" guard install --harness claude-code --root "$W" --ttl 600 --denial-log "$T/denials.jsonl"
+	[ "$status" -eq 0 ]
+	exe=$(readlink -f "$PROCTOR")
+	expected_hook='{
+  "hooks": {
+    "PreToolUse": [
+      {
+        "matcher": "Write|Edit|MultiEdit|NotebookEdit|Bash",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "\"'"$exe"'\" guard hook --harness claude-code \"'"$M"'\""
+          }
+        ]
+      }
+    ]
+  }
+}'
+	[ "$(cat "$W/.claude/settings.local.json")" = "$expected_hook" ]
+	[ "$(tail -c1 "$W/.claude/settings.local.json" | od -An -c | tr -d ' ')" = '\n' ]
+	run sed -E 's/"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z"/"TS"/' "$M"
+	[ "$output" = '{
+  "active": true,
+  "allowedRoots": [
+    "'"$W"'"
+  ],
+  "expiresAt": "TS",
+  "denialLogPath": "'"$T/denials.jsonl"'"
+}' ]
+	run sed -E 's/"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z"/"TS"/' "$W/.claude/skills/.proctor-guard.manifest.json"
+	[ "$output" = '{
+  "created_at": "TS",
+  "settings_path": "'"$W/.claude/settings.local.json"'",
+  "settings_existed": false,
+  "settings_backup": null,
+  "marker_path": "'"$M"'",
+  "harness": "claude-code",
+  "created_dirs": [
+    "'"$W/.claude"'",
+    "'"$W/.claude/skills"'"
+  ]
+}' ]
+	run "$PROCTOR" guard status "$W"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -q "^claude-code: armed"
+}
+
+@test "guard install (codex): hooks.json with timeout and status message" {
+	run "$PROCTOR" guard install --harness codex --root "$W"
+	[ "$status" -eq 0 ]
+	[ -f "$W/.agents/skills/.proctor-guard.json" ]
+	run json_get 'd[0]["hooks"]["PreToolUse"][0]["matcher"], d[0]["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"], d[0]["hooks"]["PreToolUse"][0]["hooks"][0]["statusMessage"]' \
+		<<<"$(tr -d '\n' <"$W/.codex/hooks.json")"
+	[ "$output" = "('^Bash\$|^apply_patch\$|^Edit\$|^Write\$', 30, 'proctor guard: checking write targets')" ]
+}
+
+@test "guard: install over the user's settings keeps every key in order; teardown restores them byte for byte" {
+	mkdir -p "$W/.claude"
+	printf '{\n    "model": "opus",\n    "hooks": {"PostToolUse": [{"matcher": "x", "hooks": []}],\n      "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "mine"}]}]},\n    "env": {"A": "1"}\n}\n' >"$W/.claude/settings.local.json"
+	cp "$W/.claude/settings.local.json" "$T/original"
+	run "$PROCTOR" guard install --harness claude-code --root "$W"
+	[ "$status" -eq 0 ]
+	run json_get 'list(d[0]), list(d[0]["hooks"]), [e["matcher"] for e in d[0]["hooks"]["PreToolUse"]], d[0]["env"]' \
+		<<<"$(tr -d '\n' <"$W/.claude/settings.local.json")"
+	[ "$output" = "(['model', 'hooks', 'env'], ['PostToolUse', 'PreToolUse'], ['Bash', 'Write|Edit|MultiEdit|NotebookEdit|Bash'], {'A': '1'})" ]
+	run "$PROCTOR" guard install --harness claude-code --root "$W"
+	[ "$status" -eq 1 ]
+	echo "$output" | grep -q "already installed"
+	run "$PROCTOR" guard teardown "$W"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -q "restored $W/.claude/settings.local.json"
+	cmp "$T/original" "$W/.claude/settings.local.json"
+	[ ! -e "$M" ] && [ ! -e "$W/.claude/skills" ]
+}
+
+@test "guard: settings that are not JSON or have the wrong types are refused and left alone" {
+	mkdir -p "$W/.claude"
+	for bad in 'not json' '{"hooks": []}' '{"hooks": {"PreToolUse": {}}}' '[1]'; do
+		printf '%s' "$bad" >"$W/.claude/settings.local.json"
+		run "$PROCTOR" guard install --harness claude-code --root "$W"
+		[ "$status" -eq 1 ]
+		echo "$output" | grep -q "refusing to change it"
+		[ "$(cat "$W/.claude/settings.local.json")" = "$bad" ]
+		[ ! -e "$M" ]
+	done
+}
+
+@test "guard teardown: after a crash between writes, with a stray marker, a corrupt manifest, or nothing" {
+	mkdir -p "$W/.claude" && echo '{"a": 1}' >"$W/.claude/settings.local.json"
+	cp "$W/.claude/settings.local.json" "$T/original"
+	"$PROCTOR" guard install --harness claude-code --root "$W" >/dev/null
+	cp "$T/original" "$W/.claude/settings.local.json" # as if we died before writing the hook file
+	run "$PROCTOR" guard teardown "$W"
+	[ "$status" -eq 0 ]
+	cmp "$T/original" "$W/.claude/settings.local.json"
+	mkdir -p "$W/.claude/skills" && echo '{}' >"$M"
+	run "$PROCTOR" guard teardown "$W"
+	echo "$output" | grep -q "removed stray marker"
+	[ ! -e "$M" ]
+	"$PROCTOR" guard install --harness claude-code --root "$W" >/dev/null
+	echo 'garbage' >"$W/.claude/skills/.proctor-guard.manifest.json"
+	run "$PROCTOR" guard teardown "$W"
+	echo "$output" | grep -q "corrupt manifest"
+	[ ! -e "$M" ] && [ ! -e "$W/.claude/skills/.proctor-guard.manifest.json" ]
+	run "$PROCTOR" guard teardown "$W"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -q "nothing installed"
+}
+
+@test "guard hook (claude-code): real-shaped payloads get the exact verdict; allows print nothing" {
+	"$PROCTOR" guard install --harness claude-code --root "$W" --denial-log "$T/denials.jsonl" >/dev/null
+	run bash -c "$(printf '%q ' "$PROCTOR" guard hook --harness claude-code "$M") <<<'$(payload Write '{"file_path":"/etc/passwd","content":"x"}')'"
+	[ "$status" -eq 0 ]
+	[ "$output" = '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"proctor guard: Write /etc/passwd: outside the allowed roots"}}' ]
+	run bash -c "$(printf '%q ' "$PROCTOR" guard hook --harness claude-code "$M") <<<'$(payload Bash '{"command":"echo ok > out.txt","description":"write"}')'"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	run bash -c "$(printf '%q ' "$PROCTOR" guard hook --harness claude-code "$M") <<<'$(payload Bash '{"command":"echo SECRET-TEXT > /etc/x"}')'"
+	echo "$output" | grep -q '"permissionDecision":"deny"'
+	[ "$(wc -l <"$T/denials.jsonl")" -eq 2 ]
+	! grep -q SECRET-TEXT "$T/denials.jsonl"
+	run json_get 'd[1]["tool"], d[1]["targets"], d[1]["input_keys"]' <"$T/denials.jsonl"
+	[ "$output" = "('Bash', ['/etc/x'], ['command'])" ]
+}
+
+@test "guard hook (codex): block verdict for apply_patch and Bash" {
+	"$PROCTOR" guard install --harness codex --root "$W" >/dev/null
+	CM=$W/.agents/skills/.proctor-guard.json
+	patch='{"command":["apply_patch","*** Begin Patch\n*** Add File: /etc/evil\n+x\n*** End Patch"]}'
+	run bash -c "$(printf '%q ' "$PROCTOR" guard hook --harness codex "$CM") <<<'$(payload apply_patch "$patch")'"
+	[ "$output" = '{"decision":"block","reason":"proctor guard: apply_patch /etc/evil: outside the allowed roots"}' ]
+	run bash -c "$(printf '%q ' "$PROCTOR" guard hook --harness codex "$CM") <<<'$(payload Bash '{"command":"git push"}')'"
+	[ "$output" = '{"decision":"block","reason":"proctor guard: Bash: git push: network operations are not allowed"}' ]
+}
+
+@test "guard hook: an unarmed marker (absent, inactive or expired) allows; unreadable payloads are denied" {
+	run bash -c "echo '$(payload Write '{"file_path":"/etc/x"}')' | '$PROCTOR' guard hook --harness claude-code '$T/absent.json'"
+	[ "$status" -eq 0 ] && [ -z "$output" ]
+	mkdir -p "$(dirname "$M")"
+	printf '{"active":true,"allowedRoots":["%s"],"expiresAt":"2001-01-01T00:00:00.000Z","denialLogPath":null}' "$W" >"$M"
+	run bash -c "echo '$(payload Write '{"file_path":"/etc/x"}')' | '$PROCTOR' guard hook --harness claude-code '$M'"
+	[ -z "$output" ]
+	printf '{"active":true,"allowedRoots":["%s"],"expiresAt":"2999-01-01T00:00:00.000Z","denialLogPath":null}' "$W" >"$M"
+	run bash -c "echo 'not json' | '$PROCTOR' guard hook --harness claude-code '$M'"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -q "unreadable hook payload"
+}
