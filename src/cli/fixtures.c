@@ -377,24 +377,9 @@ static size_t sort_prove(struct mock_tool *before, struct mock_tool *after, cons
 
 static int write_in_place(const char *path, const struct buf *b)
 {
-	char tmp[PATH_MAX];
 	struct stat st;
-	int fd, r;
 
-	if (stat(path, &st) < 0 || snprintf(tmp, sizeof(tmp), "%s.sort.%d", path, (int)getpid()) >= (int)sizeof(tmp))
-		return -errno ? -errno : -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, st.st_mode & 07777);
-	if (fd < 0)
-		return -errno;
-	r = fd_write_all(fd, b->data, b->len);
-	if (r == 0 && fsync(fd) < 0)
-		r = -errno;
-	close(fd);
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	return r;
+	return stat(path, &st) < 0 ? -errno : fd_write_atomic(path, b->data, b->len, st.st_mode & 07777);
 }
 
 /* Build a tool over bytes in memory, with the source's options. */

@@ -76,28 +76,6 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Write `text` to `path` atomically (temp file in the same directory, then rename). */
-static int write_atomic(const char *path, const char *text, size_t len, mode_t mode)
-{
-	char tmp[PATH_MAX];
-	int fd, r;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
-	if (fd < 0)
-		return -errno;
-	r = fd_write_all(fd, text, len);
-	if (r == 0 && fsync(fd) < 0)
-		r = -errno;
-	close(fd);
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	return r;
-}
-
 static int write_json(const char *path, json_t *j)
 {
 	char *text = json_dumps(j, JSON_INDENT(2));
@@ -111,7 +89,7 @@ static int write_json(const char *path, json_t *j)
 	if (r == 0)
 		r = buf_putc(&b, '\n');
 	if (r == 0)
-		r = write_atomic(path, b.data, b.len, 0644);
+		r = fd_write_atomic(path, b.data, b.len, 0644);
 	free(text);
 	buf_free(&b);
 	return r;
@@ -348,7 +326,7 @@ static void teardown_one(enum harness h, const char *root, struct buf *report, b
 	    !strcmp(json_string_value(json_object_get(m, "settings_path")), p.hookfile)) {
 		v = json_object_get(m, "settings_backup");
 		if (json_is_true(json_object_get(m, "settings_existed")) && json_is_string(v)) {
-			if (write_atomic(p.hookfile, json_string_value(v), json_string_length(v), 0644) == 0)
+			if (fd_write_atomic(p.hookfile, json_string_value(v), json_string_length(v), 0644) == 0)
 				buf_printf(report, "restored %s\n", p.hookfile);
 		} else if (unlink(p.hookfile) == 0) {
 			buf_printf(report, "removed %s (we created it)\n", p.hookfile);

@@ -15,6 +15,9 @@ int fd_write_all(int fd, const void *p, size_t n);
 int fd_read_file(const char *path, size_t limit, struct buf *ret);
 int fd_set_nonblock(int fd, int on);
 int fd_set_cloexec(int fd, int on);
+/* Replace `path` atomically with `len` bytes: a temp file beside it (O_EXCL, never following
+ * links), fsync, rename. Nothing is left behind on failure. 0 or -errno. */
+int fd_write_atomic(const char *path, const void *data, size_t len, mode_t mode);
 /* Parse a decimal fd number, verify it is open. 0 or -errno. */
 int fd_parse(const char *s, int *ret_fd);
 

@@ -154,39 +154,19 @@ out:
 int recorder_write(struct recorder *r)
 {
 	json_t *doc = json_pack("{s:i,s:O}", "version", 1, "responses", r->rules);
-	char tmp[4096];
+	char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
 	struct buf b;
-	int fd, ret;
+	int ret = text ? 0 : -ENOMEM;
 
-	if (!doc)
-		return -ENOMEM;
-	buf_init(&b, 0);
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", r->out_path, (int)getpid()) >= (int)sizeof(tmp)) {
-		json_decref(doc);
-		return -ENAMETOOLONG;
-	}
-	{
-		char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-
-		ret = text ? buf_append(&b, text, strlen(text)) : -ENOMEM;
-		free(text);
-	}
 	json_decref(doc);
+	buf_init(&b, 0);
+	if (ret == 0)
+		ret = buf_append(&b, text, strlen(text));
 	if (ret == 0)
 		ret = buf_putc(&b, '\n');
-	fd = ret == 0 ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644) : -1;
-	if (ret == 0 && fd < 0)
-		ret = -errno;
 	if (ret == 0)
-		ret = fd_write_all(fd, b.data, b.len);
-	if (ret == 0 && fsync(fd) < 0)
-		ret = -errno;
-	if (fd >= 0)
-		close(fd);
-	if (ret == 0 && rename(tmp, r->out_path) < 0)
-		ret = -errno;
-	if (ret < 0)
-		unlink(tmp);
+		ret = fd_write_atomic(r->out_path, b.data, b.len, 0644);
+	free(text);
 	buf_free(&b);
 	return ret;
 }
