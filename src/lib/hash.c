@@ -69,8 +69,15 @@ int sha256_final_hex(struct sha256 *h, char *out)
 	unsigned len = 0;
 	int r = evp.final(h->ctx, md, &len) == 1 && len == 32 ? 0 : -EIO;
 
-	for (unsigned i = 0; r == 0 && i < len; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	static const char hexdig[] = "0123456789abcdef";
+
+	/* A table, not snprintf("%02x"): hashing 100,000 small files spent 6% in vfprintf. */
+	for (unsigned i = 0; r == 0 && i < len; i++) {
+		out[2 * i] = hexdig[md[i] >> 4];
+		out[2 * i + 1] = hexdig[md[i] & 15];
+	}
+	if (r == 0)
+		out[2 * len] = '\0';
 	sha256_free(h);
 	return r;
 }
