@@ -751,12 +751,42 @@ static void redirects(struct state *st, struct tok *op, struct tok *t)
 	target(st, "redirection", t);
 }
 
+#define SUBSHELL_MAX_DEPTH 32
+
+/* A subshell's cd does not outlive it: "(cd /etc); touch x" writes x where we started. */
+struct cwd_stack {
+	char cwd[SUBSHELL_MAX_DEPTH][PATH_MAX];
+	bool known[SUBSHELL_MAX_DEPTH];
+	int n;
+};
+
+static void subshell(struct state *st, struct cwd_stack *stk, const char *op)
+{
+	if (!strcmp(op, "(")) {
+		if (stk->n < SUBSHELL_MAX_DEPTH) {
+			memcpy(stk->cwd[stk->n], st->cwd, sizeof(st->cwd));
+			stk->known[stk->n] = st->cwd_known;
+		}
+		stk->n++;
+	} else if (!strcmp(op, ")") && stk->n > 0) {
+		if (--stk->n < SUBSHELL_MAX_DEPTH) {
+			memcpy(st->cwd, stk->cwd[stk->n], sizeof(st->cwd));
+			st->cwd_known = stk->known[stk->n];
+		} else {
+			st->cwd_known = false; /* too deep to remember: unknown, so relative writes are refused */
+		}
+	}
+}
+
 static void analyze_tokens(struct state *st, struct lex *L)
 {
 	struct cmd c = { .w = calloc(L->n + 1, sizeof(*c.w)) };
+	struct cwd_stack *stk = calloc(1, sizeof(*stk));
 
-	if (!c.w) {
+	if (!c.w || !stk) {
 		deny(st->v, "out of memory");
+		free(c.w);
+		free(stk);
 		return;
 	}
 	for (size_t k = 0; k <= L->n && !st->v->deny; k++) {
@@ -765,6 +795,8 @@ static void analyze_tokens(struct state *st, struct lex *L)
 		if (!t || t->kind == T_OP) {
 			analyze_words(st, &c, 0);
 			c.n = 0;
+			if (t)
+				subshell(st, stk, t->s);
 			continue;
 		}
 		if (t->kind == T_REDIR) {
@@ -777,6 +809,7 @@ static void analyze_tokens(struct state *st, struct lex *L)
 		c.w[c.n++] = t;
 	}
 	free(c.w);
+	free(stk);
 }
 
 /* Whether unparseable text looks like it writes. */
