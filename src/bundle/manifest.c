@@ -424,11 +424,6 @@ static void walk_entry(struct walker *w, int dirfd, const char *name, const char
 	}
 }
 
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void walk_dir(struct walker *w, int dirfd, const char *rel, int depth)
 {
 	struct strv names = { 0 };
@@ -443,8 +438,7 @@ static void walk_dir(struct walker *w, int dirfd, const char *rel, int depth)
 	while ((e = readdir(dp)))
 		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strv_push(&names, e->d_name) < 0)
 			w->oom = 1;
-	if (names.n)
-		qsort(names.v, names.n, sizeof(*names.v), name_cmp);
+strv_sort(&names);
 	for (size_t i = 0; i < names.n && !w->oom; i++) {
 		char *child = NULL;
 

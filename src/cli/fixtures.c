@@ -241,11 +241,6 @@ static void check_fixture(struct check_run *run, const char *path)
 	check_report(run, &d);
 }
 
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void check_walk(struct check_run *run, const char *dir, int depth)
 {
 	struct strv names = { 0 };
@@ -261,7 +256,7 @@ static void check_walk(struct check_run *run, const char *dir, int depth)
 		if (e->d_name[0] != '.')
 			strv_push(&names, e->d_name);
 	closedir(dp);
-	qsort(names.v, names.n, sizeof(*names.v), name_cmp);
+	strv_sort(&names);
 	for (size_t i = 0; i < names.n; i++) {
 		char *p = NULL;
 		struct stat st;

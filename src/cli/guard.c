@@ -29,14 +29,6 @@ static const char guard_usage[] =
 	"installs, writes to the guard's files), restore the hook file on teardown, or answer one hook\n"
 	"call (the harness runs this). See proctor-guard(1) and doc/GUARD.md.\n";
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int guard_install_cmd(int argc, char **argv)
 {
 	static const struct option opts[] = { { "harness", required_argument, NULL, 'H' }, { "root", required_argument, NULL, 'r' },
@@ -111,7 +103,7 @@ static int guard_status_cmd(int argc, char **argv)
 		if (r < 0)
 			printf("%s: not armed: marker %s is malformed\n", harness_name((enum harness)h), p.marker);
 		else {
-			bool armed = guard_marker_armed(&m, now_ms());
+			bool armed = guard_marker_armed(&m, now_epoch_ms());
 			time_t secs = (time_t)(m.expires_ms / 1000);
 			struct tm tm;
 			char when[64];
@@ -158,7 +150,7 @@ static int guard_hook_cmd(int argc, char **argv)
 		if (!v.deny && buf_append(&in, chunk, (size_t)n) < 0)
 			v.deny = true; /* too large: denied, but stdin is still drained */
 	}
-	armed = optind < argc && guard_marker_load(argv[optind], &m) == 0 && guard_marker_armed(&m, now_ms());
+	armed = optind < argc && guard_marker_load(argv[optind], &m) == 0 && guard_marker_armed(&m, now_epoch_ms());
 	if (!armed)
 		goto out; /* not armed: allow (silence) */
 	if (v.deny)

@@ -94,12 +94,8 @@ static const struct option mockd_opts[] = {
 
 static void strv_add_or_die(struct strv *s, const char *v)
 {
-	char **n = realloc(s->v, (s->n + 1) * sizeof(*n));
-
-	if (!n || !(n[s->n] = strdup(v)))
+	if (strv_push(s, v) < 0)
 		die(EXIT_FAILURE_, "out of memory");
-	s->v = n;
-	s->n++;
 }
 
 static unsigned long num_or_die(const char *opt, const char *v, unsigned long min, unsigned long max)

@@ -185,7 +185,7 @@ static void protect_paths(const struct guard_marker *m, struct strv *out)
 		for (int h = HARNESS_CLAUDE; h <= HARNESS_CODEX; h++) {
 			struct guard_paths p;
 
-			if (guard_paths((enum harness)h, m->roots.v[i], &p) < 0)
+			if (guard_paths_resolved((enum harness)h, m->roots.v[i], &p) < 0)
 				continue;
 			strv_push(out, p.marker);
 			strv_push(out, p.manifest);
@@ -288,11 +288,6 @@ int guard_verdict_json(enum harness h, const char *reason, struct buf *out)
 	return r;
 }
 
-static int key_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int guard_log_denial(const char *log_path, json_t *payload, const struct guard_verdict *v)
 {
 	json_t *keys = json_array(), *targets = json_array(), *line, *in = json_object_get(payload, "tool_input");
@@ -309,8 +304,7 @@ int guard_log_denial(const char *log_path, json_t *payload, const struct guard_v
 	/* Never the command text or file contents: only what was decided and about which paths. */
 	json_object_foreach(in, k, val)
 		strv_push(&names, k);
-	if (names.n)
-		qsort(names.v, names.n, sizeof(*names.v), key_cmp);
+strv_sort(&names);
 	for (size_t i = 0; i < names.n; i++)
 		json_array_append_new(keys, json_string(names.v[i]));
 	strv_free(&names);

@@ -33,6 +33,9 @@ struct guard_paths {
 	char *hookfile; /* hookdir/settings.local.json or hookdir/hooks.json */
 };
 int guard_paths(enum harness h, const char *root, struct guard_paths *ret);
+/* The same for a root that is already absolute and resolved (a marker's allowedRoots): no
+ * filesystem access, for the hook's hot path. */
+int guard_paths_resolved(enum harness h, const char *root, struct guard_paths *ret);
 void guard_paths_free(struct guard_paths *p);
 
 struct guard_marker {

@@ -16,6 +16,7 @@
 
 #include "../lib/fd.h"
 #include "../lib/json.h"
+#include "../lib/util.h"
 
 int harness_parse(const char *s)
 {
@@ -40,14 +41,26 @@ void guard_paths_free(struct guard_paths *p)
 
 int guard_paths(enum harness h, const char *root, struct guard_paths *ret)
 {
+	char *real = realpath(root, NULL);
+	int r;
+
+	if (!real)
+		return -errno;
+	r = guard_paths_resolved(h, real, ret);
+	free(real);
+	return r;
+}
+
+int guard_paths_resolved(enum harness h, const char *root, struct guard_paths *ret)
+{
 	struct guard_paths p = { 0 };
 	const char *dot = h == HARNESS_CODEX ? ".codex" : ".claude";
 	const char *sk = h == HARNESS_CODEX ? ".agents/skills" : ".claude/skills";
 	const char *hf = h == HARNESS_CODEX ? "hooks.json" : "settings.local.json";
 
-	p.root = realpath(root, NULL);
+	p.root = strdup(root);
 	if (!p.root)
-		return -errno;
+		return -ENOMEM;
 	if (asprintf(&p.skills, "%s/%s", p.root, sk) < 0 || asprintf(&p.marker, "%s/%s", p.skills, GUARD_MARKER_NAME) < 0 ||
 	    asprintf(&p.manifest, "%s/%s", p.skills, GUARD_MANIFEST_NAME) < 0 ||
 	    asprintf(&p.hookdir, "%s/%s", p.root, dot) < 0 || asprintf(&p.hookfile, "%s/%s", p.hookdir, hf) < 0) {
@@ -66,14 +79,6 @@ static void rfc3339_ms(int64_t ms, char *out, size_t n)
 	gmtime_r(&s, &tm);
 	snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
 		 tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static int write_json(const char *path, json_t *j)
@@ -193,7 +198,7 @@ int guard_install(enum harness h, const char *root, unsigned ttl_s, const char *
 	struct buf raw;
 	json_t *old = NULL, *entry = NULL, *merged = NULL, *marker = NULL, *manifest = NULL, *created = json_array();
 	char stamp[96], expires[96];
-	int64_t now = now_ms();
+	int64_t now = now_epoch_ms();
 	struct stat st;
 	int r, existed;
 

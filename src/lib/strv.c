@@ -29,6 +29,17 @@ int strv_pushn(struct strv *s, const char *str, size_t n)
 	return 0;
 }
 
+static int strv_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void strv_sort(struct strv *s)
+{
+	if (s->n > 1)
+		qsort(s->v, s->n, sizeof(*s->v), strv_cmp);
+}
+
 int strv_push(struct strv *s, const char *str)
 {
 	return strv_pushn(s, str, strlen(str));

@@ -19,6 +19,8 @@ void strv_free(struct strv *s);
 int strv_push(struct strv *s, const char *str);
 int strv_pushn(struct strv *s, const char *str, size_t n);
 
+/* Sort in byte order (strcmp). */
+void strv_sort(struct strv *s);
 /* Split a command line into words as a POSIX shell would, without expansions: blanks separate
  * words; '...' is literal; "..." is literal but for \" \\ \$ \` and \<newline>; a backslash
  * outside quotes escapes the next character; '#' at the start of a word starts a comment.

@@ -13,6 +13,8 @@ int parse_ulong(const char *s, unsigned long min, unsigned long max, unsigned lo
 int parse_mode(const char *s, unsigned *ret);
 /* Milliseconds on CLOCK_MONOTONIC. */
 uint64_t now_mono_ms(void);
+/* Milliseconds since the epoch on CLOCK_REALTIME. */
+int64_t now_epoch_ms(void);
 /* Seconds since the epoch on CLOCK_REALTIME, with sub-second part. */
 double now_real(void);
 /* True when `s` (of length n) is valid UTF-8 with no NUL bytes. */

@@ -123,27 +123,23 @@ static int rule_parse(struct fixture *f, size_t i, json_t *o, struct diag *d)
 	return response_parse(f->path, ctx, o, &rule->resp, &f->arena, d);
 }
 
-static int noise_flags_parse(const char *path, json_t *nf, const char ***ret, size_t *ret_n, struct diag *d)
+/* A noise_flags list (in a fixture, ctx "", or a tool config, ctx "tools[i]."): each a flag
+ * starting with '-' and without '='. Valid ones are copied into *out. */
+static int noise_flags_parse(const char *path, const char *ctx, json_t *nf, struct strv *out, struct diag *d)
 {
-	size_t n = json_array_size(nf);
-
-	if (!json_is_array(nf) || n > MOCK_MAX_NOISE_FLAGS) {
-		diag_error(d, "%s: noise_flags: must be a list of at most %d flags, got %s", path,
+	if (!json_is_array(nf) || json_array_size(nf) > MOCK_MAX_NOISE_FLAGS) {
+		diag_error(d, "%s: %snoise_flags: must be a list of at most %d flags, got %s", path, ctx,
 			   MOCK_MAX_NOISE_FLAGS, json_type_name(nf));
 		return 0;
 	}
-	*ret = calloc(n + 1, sizeof(**ret));
-	if (!*ret)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < json_array_size(nf); i++) {
 		json_t *s = json_array_get(nf, i);
 
-		if (!json_is_string(s) || json_string_value(s)[0] != '-' || strchr(json_string_value(s), '=')) {
-			diag_error(d, "%s: noise_flags[%zu]: must be a flag string starting with '-' and without '='",
-				   path, i);
-			continue;
-		}
-		(*ret)[(*ret_n)++] = json_string_value(s);
+		if (!json_is_string(s) || json_string_value(s)[0] != '-' || strchr(json_string_value(s), '='))
+			diag_error(d, "%s: %snoise_flags[%zu]: must be a flag string starting with '-' and without '='",
+				   path, ctx, i);
+		else if (strv_push(out, json_string_value(s)) < 0)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -336,7 +332,7 @@ static int fixture_check_meta(struct fixture *f, bool streamed, struct diag *d)
 	}
 	if (nf) {
 		f->has_noise_flags = true;
-		return noise_flags_parse(f->path, nf, &f->noise_flags, &f->nnoise, d);
+		return noise_flags_parse(f->path, "", nf, &f->noise_flags, d);
 	}
 	return 0;
 }
@@ -429,7 +425,7 @@ void fixture_free(struct fixture *f)
 	if (!f)
 		return;
 	free(f->rules);
-	free(f->noise_flags);
+	strv_free(&f->noise_flags);
 	if (f->meta)
 		json_decref(f->meta);
 	arena_free(&f->arena);
@@ -564,28 +560,6 @@ static int tool_prefixes_parse(const char *path, const char *ctx, json_t *list, 
 	return 0;
 }
 
-static int tool_noise_parse(const char *path, const char *ctx, json_t *nf, struct mock_tool_config *t,
-			    struct diag *d)
-{
-	if (!nf)
-		return 0;
-	t->has_noise_flags = true;
-	if (!json_is_array(nf) || json_array_size(nf) > MOCK_MAX_NOISE_FLAGS) {
-		diag_error(d, "%s: %snoise_flags: must be a list of at most %d flags", path, ctx, MOCK_MAX_NOISE_FLAGS);
-		return 0;
-	}
-	for (size_t i = 0; i < json_array_size(nf); i++) {
-		json_t *s = json_array_get(nf, i);
-
-		if (!json_is_string(s) || json_string_value(s)[0] != '-' || strchr(json_string_value(s), '='))
-			diag_error(d, "%s: %snoise_flags[%zu]: must be a flag string starting with '-' and without '='",
-				   path, ctx, i);
-		else if (strv_push(&t->noise_flags, json_string_value(s)) < 0)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
 static int tool_parse(struct mock_config *c, size_t i, json_t *o, struct diag *d)
 {
 	struct mock_tool_config *t = &c->tools[i];
@@ -620,8 +594,10 @@ static int tool_parse(struct mock_config *c, size_t i, json_t *o, struct diag *d
 	else if (exe && !(t->passthrough_executable = strdup(json_string_value(exe))))
 		return -ENOMEM;
 	r = tool_prefixes_parse(c->path, ctx, json_object_get(o, "passthrough_argv_prefixes"), t, d);
-	if (r == 0)
-		r = tool_noise_parse(c->path, ctx, json_object_get(o, "noise_flags"), t, d);
+	if (r == 0 && json_object_get(o, "noise_flags")) {
+		t->has_noise_flags = true;
+		r = noise_flags_parse(c->path, ctx, json_object_get(o, "noise_flags"), &t->noise_flags, d);
+	}
 	return r;
 }
 

@@ -48,8 +48,7 @@ struct fixture {
 	bool has_default;
 	struct mock_response dflt;
 	bool has_noise_flags;
-	const char **noise_flags;
-	size_t nnoise;
+	struct strv noise_flags;
 };
 
 /* Load and validate a fixture. The "responses" array is decoded one element at a time and each

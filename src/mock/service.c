@@ -84,8 +84,8 @@ int mock_tool_init(struct mock_tool *t, struct mock_tool_config *cfg, struct fix
 		noise = (const char *const *)cfg->noise_flags.v;
 		nnoise = cfg->noise_flags.n;
 	} else if (f->has_noise_flags) {
-		noise = f->noise_flags;
-		nnoise = f->nnoise;
+		noise = (const char *const *)f->noise_flags.v;
+		nnoise = f->noise_flags.n;
 	}
 	r = matcher_build(f, noise, nnoise, d, &t->matcher);
 	if (r < 0)

@@ -51,18 +51,6 @@ static void test_bundle__deny_patterns(void **state)
 	assert_null(bundle_denied(&dflt, "testsuite", true));
 }
 
-static void mk(const char *rel, const char *text)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", scratch_dir, rel);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 static void mkd(const char *rel)
 {
 	char path[512];
@@ -103,8 +91,8 @@ static void test_bundle__links_on_disk(void **state)
 	mkd("skills");
 	mkd("skills/a");
 	mkd("tests");
-	mk("skills/a/ref.md", "r");
-	mk("tests/secret", "s");
+	scratch_file("skills/a/ref.md", "r");
+	scratch_file("tests/secret", "s");
 	ln("ref.md", "skills/a/ok");
 	assert_string_equal(walk_errors(), "");
 	ln("missing.md", "skills/a/broken");
@@ -130,7 +118,7 @@ static void test_bundle__link_through_a_linked_directory(void **state)
 	snprintf(out, sizeof(out), "%s/outside", scratch_dir);
 	mkdir(out, 0755);
 	mkd("skills");
-	mk("outside/secret", "s");
+	scratch_file("outside/secret", "s");
 	ln("../outside", "skills/escape");         /* lexically outside: refused itself */
 	ln("escape/secret", "skills/through");     /* lexically inside, but through that link */
 	assert_string_equal(walk_errors(),
@@ -146,8 +134,8 @@ static void test_bundle__hidden_material_and_special_files(void **state)
 	mkd("skills");
 	mkd("skills/x");
 	mkd("skills/x/tests");
-	mk("skills/x/RESOLUTION.md", "answer");
-	mk("skills/x/check_it.py", "grader");
+	scratch_file("skills/x/RESOLUTION.md", "answer");
+	scratch_file("skills/x/check_it.py", "grader");
 	snprintf(fifo, sizeof(fifo), "%s/skills/x/pipe", scratch_dir);
 	assert_int_equal(mkfifo(fifo, 0600), 0);
 	assert_string_equal(walk_errors(),

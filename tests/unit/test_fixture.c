@@ -50,8 +50,8 @@ static void test_fixture__loads_all_fields(void **state)
 	assert_string_equal(f->rules[1].resp.out, "");
 	assert_true(f->has_default);
 	assert_string_equal(f->dflt.out, "[]\n");
-	assert_int_equal(f->nnoise, 1);
-	assert_string_equal(f->noise_flags[0], "--fmt");
+	assert_int_equal(f->noise_flags.n, 1);
+	assert_string_equal(f->noise_flags.v[0], "--fmt");
 	fixture_free(f);
 	diag_free(&d);
 }
