@@ -74,6 +74,9 @@ FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 .PHONY: all check unit e2e asan bench demo install uninstall clean
+# Keep every object (make would delete test objects as intermediates and print it after the
+# tests, so the summary line would no longer be the last one).
+.SECONDARY:
 all: $(PROCTOR) $(SHIM)
 
 $(BUILD)/obj/%.o: %.c
@@ -103,7 +106,7 @@ check: all $(UNITS) $(FUZZERS)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/run.sh
 
 asan:
-	$(MAKE) BUILD=build-asan SANITIZE=1 check
+	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 check
 
 bench: all $(BENCHES)
 	@BUILD=$(BUILD) sh bench/run.sh
