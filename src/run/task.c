@@ -14,6 +14,7 @@
 #include "../guard/guard.h"
 #include "../lib/buf.h"
 #include "../lib/fd.h"
+#include "../lib/json.h"
 #include "../mock/protocol.h"
 
 struct ctx {
@@ -597,8 +598,8 @@ static void check_views(struct ctx *c, const struct task *t, struct strv *views)
 
 	if (t->workspace_from) {
 		check_type(c, t->workspace_from, "workspace.from", S_IFDIR);
-		if ((real = realpath(t->workspace_from, NULL)) && push_or_oom(c, views, real) == 0)
-			;
+		if ((real = realpath(t->workspace_from, NULL)))
+			push_or_oom(c, views, real);
 		free(real);
 	}
 	for (size_t i = 0; i < t->plugins.n; i++) {

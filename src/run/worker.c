@@ -379,7 +379,7 @@ fail:
 static int spawn_agent(struct worker *w, const char *prog, char **argv, char **env, const char *cwd, struct werr *e)
 {
 	int pipes[3][2] = { { -1, -1 }, { -1, -1 }, { -1, -1 } }, errp[2] = { -1, -1 }, err = 0, r = 0;
-	pid_t pid;
+	pid_t pid = -1;
 
 	for (int i = 0; i < 3; i++)
 		if (pipe2(pipes[i], O_CLOEXEC) < 0)
