@@ -687,8 +687,10 @@ static void watch_agent(struct run *r, int sigfd)
 			waitpid(r->mockd, &r->mockd_status, 0);
 			r->mockd = 0;
 			run_log_tail(r, "logs/mockd.log", tail, sizeof(tail));
-			run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "mockd exited during the run (status %d): %s",
-				 r->mockd_status, tail[0] ? tail : "no output");
+			run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "mockd %s %d during the run: %s",
+				 WIFEXITED(r->mockd_status) ? "exited with status" : "was killed by signal",
+				 WIFEXITED(r->mockd_status) ? WEXITSTATUS(r->mockd_status) : WTERMSIG(r->mockd_status),
+				 tail[0] ? tail : "no output");
 		}
 	}
 	if (r->agent_exited) {
@@ -929,8 +931,12 @@ int run_task(const struct run_opts *o, struct diag *ret_diag, char **ret_dir)
 	if (!run_failed(&r))
 		run_steps(&r, sigfd);
 	teardown(&r);
-	if (run_write_result(&r) < 0 && r.exit_code == RUN_EXIT_FINAL)
+	if (run_write_result(&r) < 0 && r.exit_code == RUN_EXIT_FINAL) {
+		diag_error(&r.d, "%s/result.json could not be written", r.dir);
 		r.exit_code = RUN_EXIT_INFRA;
+	}
+	if (r.exit_code != RUN_EXIT_FINAL && r.status)
+		diag_error(&r.d, "%s: %s", r.status, r.reason);
 	code = r.exit_code;
 out:
 	*ret_dir = r.dir;

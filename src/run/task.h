@@ -14,7 +14,8 @@
 #include "../lib/strv.h"
 
 #define TASK_MAX_FILE_BYTES (1024 * 1024)
-#define TASK_MAX_PROMPT_BYTES (1024 * 1024)
+/* The prompt also goes in PROCTOR_PROMPT, and one environment string is at most 128 KiB. */
+#define TASK_MAX_PROMPT_BYTES (120 * 1024)
 #define TASK_MAX_ID_LEN 64
 #define TASK_MAX_ARGV 256
 #define TASK_MAX_ARG_BYTES (128 * 1024)
