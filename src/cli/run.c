@@ -65,7 +65,7 @@ int cmd_run(int argc, char **argv)
 	diag_free(&d);
 	if (dir && !quiet)
 		report_print(dir, json, stdout);
-	if (dir)
+	if (dir && !quiet)
 		fprintf(stderr, "proctor run: result in %s/result.json (exit %d)\n", dir, code);
 	free(dir);
 	return code;

@@ -99,6 +99,27 @@ static int make_rundir(struct run *r)
 	return err;
 }
 
+/* The agent must be able to reach its workspace: every directory above the run must let
+ * others search it (the agent's uid is never their owner). Said before anything is staged. */
+static int check_reachable(struct run *r)
+{
+	char path[PATH_MAX], *slash;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s", r->dir);
+	while ((slash = strrchr(path, '/')) && slash != path) {
+		*slash = '\0';
+		if (stat(path, &st) == 0 && !(st.st_mode & S_IXOTH)) {
+			run_fail(r, "config_error", RUN_EXIT_INVALID,
+				 "%s (mode %04o) does not let other users search it, so the agent could not reach its "
+				 "workspace in %s: run elsewhere (--out) or chmod o+x it",
+				 path, (unsigned)(st.st_mode & 07777), r->dir);
+			return -EACCES;
+		}
+	}
+	return 0;
+}
+
 /* Copy the task file as given: the record of what ran. */
 static void save_task(struct run *r)
 {
@@ -928,7 +949,7 @@ int run_task(const struct run_opts *o, struct diag *ret_diag, char **ret_dir)
 		goto out;
 	}
 	save_task(&r);
-	if (!run_failed(&r))
+	if (!run_failed(&r) && check_reachable(&r) == 0)
 		run_steps(&r, sigfd);
 	teardown(&r);
 	if (run_write_result(&r) < 0 && r.exit_code == RUN_EXIT_FINAL) {

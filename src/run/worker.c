@@ -361,24 +361,30 @@ static noreturn void agent_exec(const char *prog, char **argv, char **env, const
 				int errfd)
 {
 	sigset_t none;
-	int err;
+	int msg[2] = { 0, 0 }; /* step (0 set up, 1 chdir, 2 exec), errno */
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
 	if (setpgid(0, 0) < 0 || dup2(pipes[0][0], 0) < 0 || dup2(pipes[1][1], 1) < 0 || dup2(pipes[2][1], 2) < 0 ||
-	    syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0 || chdir(cwd) < 0)
+	    syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		goto fail;
+	msg[0] = 1;
+	if (chdir(cwd) < 0)
+		goto fail;
+	msg[0] = 2;
 	execve(prog, argv, env);
 fail:
-	err = errno;
-	(void)!write(errfd, &err, sizeof(err));
+	msg[1] = errno;
+	(void)!write(errfd, msg, sizeof(msg));
 	_exit(127);
 }
 
 static int spawn_agent(struct worker *w, const char *prog, char **argv, char **env, const char *cwd, struct werr *e)
 {
-	int pipes[3][2] = { { -1, -1 }, { -1, -1 }, { -1, -1 } }, errp[2] = { -1, -1 }, err = 0, r = 0;
+	static const char *const steps[] = { "cannot set up the agent's process", "cannot enter the workspace",
+					     "cannot run" };
+	int pipes[3][2] = { { -1, -1 }, { -1, -1 }, { -1, -1 } }, errp[2] = { -1, -1 }, msg[2] = { 0, 0 }, r = 0;
 	pid_t pid = -1;
 
 	for (int i = 0; i < 3; i++)
@@ -394,11 +400,11 @@ static int spawn_agent(struct worker *w, const char *prog, char **argv, char **e
 	if (r == 0) {
 		ssize_t n;
 
-		while ((n = read(errp[0], &err, sizeof(err))) < 0 && errno == EINTR)
+		while ((n = read(errp[0], msg, sizeof(msg))) < 0 && errno == EINTR)
 			;
-		if (n == sizeof(err)) {
+		if (n == sizeof(msg)) {
 			waitpid(pid, NULL, 0);
-			r = -err;
+			r = -msg[1];
 		}
 	}
 	close(errp[0]);
@@ -410,7 +416,8 @@ static int spawn_agent(struct worker *w, const char *prog, char **argv, char **e
 		close(pipes[1][0]);
 		close(pipes[2][0]);
 		e->type = "config_error";
-		snprintf(e->msg, sizeof(e->msg), "cannot run %s: %s", prog, strerror(-r));
+		snprintf(e->msg, sizeof(e->msg), "%s %s: %s", steps[msg[0] >= 0 && msg[0] <= 2 ? msg[0] : 0],
+			 msg[0] == 1 ? cwd : prog, strerror(-r));
 		return r;
 	}
 	w->agent = pid;
