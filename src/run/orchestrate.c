@@ -747,8 +747,11 @@ static void stop_worker(struct run *r)
 		json_decref(resp);
 	}
 	/* Root kills the worker (pid 1 of its namespace: the kernel ends the rest). */
-	if (r->worker > 0)
-		kill(r->worker, SIGKILL);
+	if (r->worker_pidfd >= 0) {
+		syscall(SYS_pidfd_send_signal, r->worker_pidfd, SIGKILL, NULL, 0);
+		close(r->worker_pidfd);
+		r->worker_pidfd = -1;
+	}
 	if (r->holder > 0 && wait_child(r->holder, 2000, &st) < 0) {
 		kill(r->holder, SIGKILL);
 		waitpid(r->holder, &st, 0);
@@ -922,6 +925,7 @@ static void run_free(struct run *r)
 int run_task(const struct run_opts *o, struct diag *ret_diag, char **ret_dir)
 {
 	struct run r = { .o = o, .dfd = -1, .slot_fd = -1, .mockd_pidfd = -1, .mockd_status = -1, .sock = -1,
+			 .worker_pidfd = -1,
 			 .events_fd = -1, .stderr_fd = -1, .left_behind = -1 };
 	sigset_t stop, old;
 	int sigfd, code;

@@ -65,6 +65,7 @@ struct run {
 	int mockd_status; /* -1 while running */
 	/* the worker: holder is our child (root, waits for a worker in a pid namespace) */
 	pid_t holder, worker;
+	int worker_pidfd;         /* signals go through it: the worker's pid is not our child's */
 	bool pidns;
 	int pidns_err;
 	int sock;

@@ -249,10 +249,13 @@ fail:
 }
 
 /* Our child: with a pid namespace, it unshares and forks the worker (pid 1 there) and stays to
- * wait for it; without one it is the worker. Either way it tells us the worker's pid. */
+ * wait for it; without one it is the worker. Either way it tells us the worker's pid, and it
+ * does not reap the worker before we say we hold a pidfd on it: a pid we signal as root must
+ * never be one the kernel has handed to somebody else. */
 static noreturn void holder_main(struct run *r, const struct drop_opts *o, int sock, int log_fd, int report)
 {
 	int msg[2] = { 0, (int)getpid() }, st;
+	char go;
 	pid_t w;
 
 	run_child_signals();
@@ -268,6 +271,8 @@ static noreturn void holder_main(struct run *r, const struct drop_opts *o, int s
 	if (w < 0)
 		msg[0] = errno;
 	(void)!write(report, msg, sizeof(msg));
+	while (read(report, &go, 1) < 0 && errno == EINTR)
+		;
 	syscall(SYS_close_range, 0U, ~0U, 0U);
 	while (w > 0 && waitpid(w, &st, 0) < 0 && errno == EINTR)
 		;
@@ -298,7 +303,8 @@ int run_spawn_worker(struct run *r)
 		goto out;
 	}
 	if (getrandom(r->nonce, sizeof(r->nonce), 0) != sizeof(r->nonce) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(rep, O_CLOEXEC) < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, rep) < 0 ||
 	    (log_fd = run_open_log(r, "logs/worker.log", 0640, 0, 0)) < 0) {
 		run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "worker channel: %s", strerror(errno));
 		err = -EIO;
@@ -317,6 +323,14 @@ int run_spawn_worker(struct run *r)
 		goto out;
 	}
 	r->worker = msg[1];
+	/* Held before the holder may reap the worker (it waits for our byte). */
+	r->worker_pidfd = (int)syscall(SYS_pidfd_open, r->worker, 0);
+	(void)!write(rep[0], "g", 1);
+	if (r->worker_pidfd < 0) {
+		err = -errno;
+		run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "pidfd_open(worker): %s", strerror(-err));
+		goto out;
+	}
 	r->pidns = msg[0] == 0;
 	r->pidns_err = msg[0];
 	r->sock = sv[0];
