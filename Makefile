@@ -57,6 +57,7 @@ endif
 
 LIB_SRC  := $(wildcard src/lib/*.c)
 MOCK_SRC := $(wildcard src/mock/*.c) $(wildcard src/bundle/*.c) $(wildcard src/priv/*.c) $(wildcard src/guard/*.c) \
+            $(wildcard src/agent/*.c) \
             $(wildcard src/run/*.c)
 CLI_SRC  := $(wildcard src/cli/*.c)
 CORE_SRC := $(LIB_SRC) $(MOCK_SRC)
