@@ -185,6 +185,8 @@ static void parse_fields(struct loader *l, const json_t *j, struct agent_descrip
 	ev = json_object_get(j, "events");
 	if (events_rules_parse(ev, &a->events, &key, &why) < 0)
 		bad(l, key, why);
+	else
+		a->events_json = json_deep_copy(ev);
 }
 
 /* Cross-key rules: where the prompt goes, resuming needs a session id. */
@@ -272,6 +274,7 @@ void agent_descriptor_free(struct agent_descriptor *a)
 	strv_free(&a->plugin_arg);
 	strv_free(&a->guard_arg);
 	events_rules_free(&a->events);
+	json_decref(a->events_json);
 	strv_free(&a->env);
 	strv_free(&a->env_pass);
 	strv_free(&a->dirs);
@@ -425,17 +428,19 @@ int agent_search_dirs(const char *exe, const char *extra, struct strv *ret)
 	 * agents/ when running from build/. */
 	snprintf(buf, sizeof(buf), "%s", exe);
 	if ((slash = strrchr(buf, '/'))) {
-		char *p = NULL;
+		char *p = NULL, *real = NULL;
 
 		*slash = '\0';
-		if (asprintf(&p, "%s/../share/proctor/agents", buf) >= 0 && access(p, R_OK) == 0)
-			err = strv_push(&out, p);
+
+		if (asprintf(&p, "%s/../share/proctor/agents", buf) >= 0 && (real = realpath(p, NULL)))
+			err = strv_push(&out, real);
 		else {
 			free(p);
 			p = NULL;
-			if (asprintf(&p, "%s/../agents", buf) >= 0 && access(p, R_OK) == 0)
-				err = strv_push(&out, p);
+			if (asprintf(&p, "%s/../agents", buf) >= 0 && (real = realpath(p, NULL)))
+				err = strv_push(&out, real);
 		}
+		free(real);
 		free(p);
 	}
 	if (err == 0 && (xdg || home)) {

@@ -30,6 +30,7 @@ struct agent_descriptor {
 	struct strv plugin_arg, guard_arg;
 	enum agent_prompt prompt;
 	struct events_rules events;
+	json_t *events_json;  /* the same as given, for the worker */
 	struct strv env;      /* K=template */
 	struct strv env_pass; /* names */
 	struct strv dirs;     /* templates of directories made (agent-owned) before the first turn */

@@ -321,7 +321,7 @@ static int arm_guard(struct run *r)
 	int err = -ENOMEM, fd;
 
 	if (r->t.guard_harness < 0) {
-		run_layer(r, "guard", "absent", "the task sets guard: false");
+		run_layer(r, "guard", "absent", "guard: false in the task, or an agent without hooks");
 		return 0;
 	}
 	marker = run_path(r, "guard/marker.json");
@@ -577,87 +577,63 @@ static void env_add(json_t *env, const char *k, const char *v)
 	json_array_append_new(env, json_sprintf("%s=%s", k, v));
 }
 
-static json_t *agent_env(struct run *r)
+static json_t *agent_env(struct run *r, const struct agent_vars *v)
 {
 	json_t *env = json_array();
 	const char *user_path = "/usr/local/bin:/usr/bin:/bin";
-	char *p;
+	char *p, turn[16];
 
 	for (size_t i = 0; i < r->t.env.n; i++)
 		if (!strncmp(r->t.env.v[i], "PATH=", 5))
 			user_path = r->t.env.v[i] + 5;
-#define RUNP(rel, key)                                   \
-	do {                                             \
-		if ((p = run_path(r, rel))) {            \
-			env_add(env, key, p);            \
-			free(p);                         \
-		}                                        \
-	} while (0)
-	RUNP("home", "HOME");
-	RUNP("tmp", "TMPDIR");
-	RUNP("workspace", "PWD");
-	RUNP("workspace", "PROCTOR_WORKSPACE");
+	env_add(env, "HOME", v->home);
+	env_add(env, "TMPDIR", v->tmp);
+	env_add(env, "PWD", v->workspace);
+	env_add(env, "PROCTOR_WORKSPACE", v->workspace);
 	if ((p = run_path(r, "bin"))) {
 		json_array_append_new(env, json_sprintf("PATH=%s:%s", p, user_path));
 		free(p);
 	}
-	env_add(env, "PROCTOR_PROMPT", r->t.prompt);
-	if (r->t.nmocks)
-		RUNP("sock/mock.sock", "PROCTOR_MOCK_SOCKET");
-	if (r->t.guard_harness >= 0)
-		RUNP("guard/settings.json", "PROCTOR_GUARD_SETTINGS");
-#undef RUNP
+	env_add(env, "PROCTOR_PROMPT", v->prompt);
+	snprintf(turn, sizeof(turn), "%d", v->turn);
+	env_add(env, "PROCTOR_TURN", turn);
+	if (v->session_id)
+		env_add(env, "PROCTOR_SESSION_ID", v->session_id);
+	if (r->t.nmocks && (p = run_path(r, "sock/mock.sock"))) {
+		env_add(env, "PROCTOR_MOCK_SOCKET", p);
+		free(p);
+	}
+	if (v->guard_settings)
+		env_add(env, "PROCTOR_GUARD_SETTINGS", v->guard_settings);
 	if (r->t.plugins.n) {
 		struct buf b;
 
 		buf_init(&b, 0);
-		for (size_t i = 0; i < r->t.plugins.n; i++)
-			buf_printf(&b, "%s%s/bundles/plugin-%zu", i ? ":" : "", r->dir, i);
+		for (size_t i = 0; i < r->plugin_dirs.n; i++)
+			buf_printf(&b, "%s%s", i ? ":" : "", r->plugin_dirs.v[i]);
 		env_add(env, "PROCTOR_PLUGIN_DIRS", b.data);
 		buf_free(&b);
+	}
+	/* The descriptor's, then the task's (which wins), then what the caller passes through. */
+	for (size_t i = 0; i < r->desc.env.n; i++) {
+		char *val = NULL;
+		const char *why;
+
+		if (agent_expand(r->desc.env.v[i], v, &val, &why) == 0)
+			json_array_append_new(env, json_string(val));
+		free(val);
 	}
 	for (size_t i = 0; i < r->t.env.n; i++)
 		if (strncmp(r->t.env.v[i], "PATH=", 5) != 0)
 			json_array_append_new(env, json_string(r->t.env.v[i]));
-	for (size_t i = 0; i < r->t.env_pass.n; i++) {
-		const char *v = getenv(r->t.env_pass.v[i]);
+	for (size_t i = 0; i < r->desc.env_pass.n + r->t.env_pass.n; i++) {
+		const char *name = i < r->desc.env_pass.n ? r->desc.env_pass.v[i] : r->t.env_pass.v[i - r->desc.env_pass.n];
+		const char *val = getenv(name);
 
-		if (v)
-			env_add(env, r->t.env_pass.v[i], v);
+		if (val)
+			env_add(env, name, val);
 	}
 	return env;
-}
-
-static int start_agent(struct run *r)
-{
-	json_t *argv = json_array(), *resp = NULL, *params;
-	char *cwd = run_path(r, "workspace");
-	int err;
-
-	for (size_t i = 0; i < r->t.argv.n; i++) {
-		if (i == 0 && r->t.agent_script)
-			json_array_append_new(argv, json_sprintf("%s/agent/%s", r->dir, strrchr(r->t.agent_script, '/') + 1));
-		else
-			json_array_append_new(argv, json_string(r->t.argv.v[i]));
-	}
-	r->agent_argv = json_incref(argv);
-	params = json_pack("{s:o,s:o,s:s,s:s}", "argv", argv, "env", agent_env(r), "cwd", cwd ? cwd : "/", "stdin",
-			   r->t.prompt);
-	free(cwd);
-	if ((err = run_call(r, "start", params, RUN_HELLO_MS, &resp)) < 0) {
-		run_worker_lost(r, err, "start");
-		return err;
-	}
-	if (!json_is_true(json_object_get(resp, "ok"))) {
-		run_fail(r, "config_error", RUN_EXIT_INVALID, "agent.command: %s",
-			 json_string_value(json_object_get(json_object_get(resp, "error"), "message")));
-		json_decref(resp);
-		return -EINVAL;
-	}
-	r->agent_pid = (pid_t)json_integer_value(json_object_get(json_object_get(resp, "result"), "pid"));
-	r->agent_started = true;
-	json_decref(resp);
-	return 0;
 }
 
 static int wait_child(pid_t pid, unsigned ms, int *ret_status)
@@ -673,36 +649,38 @@ static int wait_child(pid_t pid, unsigned ms, int *ret_status)
 	return p == pid ? 0 : -ETIMEDOUT;
 }
 
-/* Until the agent exits, the deadline passes, mockd dies, the worker misbehaves or we are told
- * to stop. */
-static void watch_agent(struct run *r, int sigfd)
+/* Wait for the response to request `want` while events flow, until `deadline`, a signal to
+ * stop, mockd's death or the worker's. 0 with *ret; -ETIMEDOUT at the deadline (no status set);
+ * otherwise the run has failed (status set). */
+static int await_response(struct run *r, int want, int sigfd, uint64_t deadline, json_t **ret)
 {
-	uint64_t deadline = now_mono_ms() + (uint64_t)r->t.timeout_s * 1000;
-
-	while (!r->agent_exited && !run_failed(r)) {
+	*ret = NULL;
+	for (;;) {
 		struct pollfd p[3] = { { .fd = r->sock, .events = POLLIN }, { .fd = sigfd, .events = POLLIN },
 				       { .fd = r->mockd_pidfd, .events = POLLIN } };
 		uint64_t now = now_mono_ms();
-		json_t *none = NULL;
 		int n, err;
 
-		if (now >= deadline) {
-			r->timed_out = true;
-			run_fail(r, "timeout", RUN_EXIT_FINAL, "the agent ran past limits.timeout_s (%u s)", r->t.timeout_s);
-			break;
-		}
+		if (now >= deadline)
+			return -ETIMEDOUT;
 		n = poll(p, 3, (int)(deadline - now));
 		if (n < 0 && errno != EINTR)
-			break;
-		if (n > 0 && p[0].revents && (err = run_pump(r, 0, &none)) < 0)
-			run_worker_lost(r, err, "the agent's run");
+			return -errno;
+		if (n > 0 && p[0].revents && (err = run_pump(r, want, ret)) != 0) {
+			if (err == 1)
+				return 0;
+			run_worker_lost(r, err, "the agent's turn");
+			return err;
+		}
 		if (p[1].revents) {
 			struct signalfd_siginfo si;
 
-			if (read(sigfd, &si, sizeof(si)) == sizeof(si))
+			if (read(sigfd, &si, sizeof(si)) == sizeof(si)) {
 				run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "interrupted by signal %u", si.ssi_signo);
+				return -EINTR;
+			}
 		}
-		if (p[2].revents && !run_failed(r)) {
+		if (p[2].revents) {
 			char tail[600];
 
 			waitpid(r->mockd, &r->mockd_status, 0);
@@ -712,9 +690,178 @@ static void watch_agent(struct run *r, int sigfd)
 				 WIFEXITED(r->mockd_status) ? "exited with status" : "was killed by signal",
 				 WIFEXITED(r->mockd_status) ? WEXITSTATUS(r->mockd_status) : WTERMSIG(r->mockd_status),
 				 tail[0] ? tail : "no output");
+			return -EPIPE;
 		}
 	}
-	if (r->agent_exited) {
+}
+
+static int start_session(struct run *r)
+{
+	json_t *resp = NULL, *params;
+	char *cwd = run_path(r, "workspace");
+	int err;
+
+	params = json_pack("{s:s,s:O}", "cwd", cwd ? cwd : "/", "events", r->desc.events_json);
+	free(cwd);
+	if ((err = run_call(r, "start", params, RUN_HELLO_MS, &resp)) < 0) {
+		run_worker_lost(r, err, "start");
+		return err;
+	}
+	if (!json_is_true(json_object_get(resp, "ok"))) {
+		run_fail(r, "config_error", RUN_EXIT_INVALID, "the agent's events rules: %s",
+			 json_string_value(json_object_get(json_object_get(resp, "error"), "message")));
+		err = -EINVAL;
+	}
+	json_decref(resp);
+	return err;
+}
+
+static void vars_for(struct run *r, struct agent_vars *v, int turn, const char *prompt)
+{
+	*v = (struct agent_vars){ .prompt = prompt, .session_id = r->session_id, .workspace = r->ws_path,
+				  .home = r->home_path, .tmp = r->tmp_path, .exe = r->self, .plugin_dirs = &r->plugin_dirs,
+				  .task_command = &r->t.argv, .task_args = &r->t.args, .turn = turn };
+	if (r->t.guard_harness >= 0) {
+		v->guard_settings = r->guard_settings;
+		v->guard_marker = r->guard_marker;
+	}
+}
+
+static json_t *turn_params(struct run *r, int turn, const char *prompt, uint64_t timeout_ms)
+{
+	struct agent_vars v;
+	struct strv argv = { 0 };
+	json_t *a, *params;
+	const char *why = "";
+
+	vars_for(r, &v, turn, prompt);
+	if (agent_argv(&r->desc, &v, &argv, &why) < 0) {
+		run_fail(r, "agent_failed", RUN_EXIT_FINAL, "turn %d: the agent's argv cannot be built: %s", turn, why);
+		return NULL;
+	}
+	/* A task-shipped script runs from agent/, where it was staged. */
+	if (r->t.agent_script && argv.n && !strcmp(argv.v[0], r->t.argv.v[0])) {
+		free(argv.v[0]);
+		argv.v[0] = NULL;
+		if (asprintf(&argv.v[0], "%s/agent/%s", r->dir, strrchr(r->t.agent_script, '/') + 1) < 0)
+			argv.v[0] = strdup("");
+	}
+	a = json_array();
+	for (size_t i = 0; i < argv.n; i++)
+		json_array_append_new(a, json_string(argv.v[i]));
+	if (!r->agent_argv)
+		r->agent_argv = json_incref(a);
+	params = json_pack("{s:i,s:o,s:o,s:s?,s:I}", "turn", turn, "argv", a, "env", agent_env(r, &v), "stdin",
+			   r->desc.prompt == AGENT_PROMPT_STDIN ? prompt : NULL, "timeout_ms", (json_int_t)timeout_ms);
+	strv_free(&argv);
+	return params;
+}
+
+/* What one turn's answer says, recorded in result.json's "turns"; 1 to go on with the next turn,
+ * 0 to stop (the status is set when the session cannot go on). */
+static int turn_record(struct run *r, int turn, json_t *resp, uint64_t started)
+{
+	bool ok = json_is_true(json_object_get(resp, "ok"));
+	json_t *res = json_object_get(resp, ok ? "result" : "error"), *rec = json_deep_copy(res);
+	const char *type = json_string_value(json_object_get(res, "type"));
+	const char *status = ok ? json_string_value(json_object_get(res, "status")) : type;
+	const char *sid = json_string_value(json_object_get(res, "session_id"));
+
+	json_object_set_new(rec, "turn", json_integer(turn));
+	json_object_set_new(rec, "status", json_string(status ? status : "unknown"));
+	json_object_set_new(rec, "duration_ms", json_integer((json_int_t)(now_mono_ms() - started)));
+	json_object_del(rec, "type");
+	json_array_append_new(r->turns, rec);
+	json_decref(r->agent_exit_code);
+	json_decref(r->agent_signal);
+	r->agent_exit_code = json_incref(json_object_get(res, "exit_code"));
+	r->agent_signal = json_incref(json_object_get(res, "signal"));
+	if (ok && sid) {
+		free(r->session_id);
+		r->session_id = strdup(sid);
+	}
+	if (ok && status && !strcmp(status, "completed"))
+		return 1;
+	if (type && !strcmp(type, "turn_timeout")) {
+		json_t *dresp = NULL;
+
+		json_object_set_new(rec, "discarded", json_true());
+		if (run_call(r, "discard_pending_turn", json_pack("{s:i}", "turn", turn), RUN_STOP_MS, &dresp) < 0)
+			run_worker_lost(r, -ETIMEDOUT, "discard_pending_turn");
+		json_decref(dresp);
+		r->last_turn_timed_out = true;
+		return 1;
+	}
+	if (type && !strcmp(type, "config_error")) {
+		run_fail(r, "config_error", RUN_EXIT_INVALID, "turn %d: %s", turn,
+			 json_string_value(json_object_get(res, "message")));
+		return 0;
+	}
+	if (type)
+		run_fail(r, "agent_failed", RUN_EXIT_FINAL, "%s%s%s", json_string_value(json_object_get(res, "message")),
+			 json_is_string(json_object_get(res, "error")) ? ": " : "",
+			 json_is_string(json_object_get(res, "error")) ? json_string_value(json_object_get(res, "error")) : "");
+	else
+		run_fail(r, "agent_failed", RUN_EXIT_FINAL, "turn %d failed: %s %lld%s%s", turn,
+			 json_is_integer(r->agent_exit_code) ? "exit status" : "signal",
+			 json_is_integer(r->agent_exit_code) ? json_integer_value(r->agent_exit_code)
+							     : json_integer_value(r->agent_signal),
+			 json_is_string(json_object_get(res, "error")) ? ": " : "",
+			 json_is_string(json_object_get(res, "error")) ? json_string_value(json_object_get(res, "error")) : "");
+	return 0;
+}
+
+/* Every turn in order, within the task's time; a timed-out turn is discarded and the session
+ * goes on with the next one. */
+static void run_turns(struct run *r, int sigfd)
+{
+	uint64_t deadline = now_mono_ms() + (uint64_t)r->t.timeout_s * 1000;
+	size_t nturns = 1 + r->t.turns.n;
+
+	if (start_session(r) < 0)
+		return;
+	r->agent_started = true;
+	for (size_t turn = 0; turn < nturns && !run_failed(r); turn++) {
+		const char *prompt = turn ? r->t.turns.v[turn - 1] : r->t.prompt;
+		uint64_t now = now_mono_ms(), left = deadline > now ? deadline - now : 0, tmo = left;
+		json_t *params, *resp = NULL;
+		int err, want;
+
+		if (r->t.turn_timeout_s && (uint64_t)r->t.turn_timeout_s * 1000 < tmo)
+			tmo = (uint64_t)r->t.turn_timeout_s * 1000;
+		if (!left || !(params = turn_params(r, (int)turn, prompt, tmo)))
+			break;
+		r->last_turn_timed_out = false;
+		if ((err = run_send(r, "communicate", params)) < 0) {
+			run_worker_lost(r, err, "communicate");
+			break;
+		}
+		want = r->next_id;
+		/* The worker enforces the turn's limit; ours is the backstop, past its kill grace. */
+		err = await_response(r, want, sigfd, now + tmo + WORKER_KILL_GRACE_MS + 4000, &resp);
+		if (err == -ETIMEDOUT) {
+			r->timed_out = true;
+			run_fail(r, "timeout", RUN_EXIT_FINAL, "turn %zu did not end within its time limit", turn);
+		}
+		if (err < 0)
+			break;
+		err = turn_record(r, (int)turn, resp, now);
+		json_decref(resp);
+		if (!err)
+			break;
+	}
+	if (!run_failed(r) && (r->last_turn_timed_out || now_mono_ms() >= deadline)) {
+		r->timed_out = true;
+		run_fail(r, "timeout", RUN_EXIT_FINAL, "the agent ran past %s (%u s)",
+			 r->last_turn_timed_out && r->t.turn_timeout_s ? "limits.turn_timeout_s" : "limits.timeout_s",
+			 r->last_turn_timed_out && r->t.turn_timeout_s ? r->t.turn_timeout_s : r->t.timeout_s);
+	}
+	if (!run_failed(r)) {
+		r->status = "completed";
+		r->exit_code = RUN_EXIT_FINAL;
+	}
+	r->agent_exited = true;
+	{
 		size_t n = reap_count_uid(r->uid);
 
 		r->left_behind = n > 0 ? (long)n - 1 : 0; /* less the worker */
@@ -831,6 +978,111 @@ static void teardown(struct run *r)
 
 /* ---- the sequence ---- */
 
+static bool uses(const struct strv *argv, const char *el)
+{
+	for (size_t i = 0; i < argv->n; i++)
+		if (!strcmp(argv->v[i], el))
+			return true;
+	return false;
+}
+
+/* agent.kind names a descriptor: find it, and check the task against it. */
+static int resolve_agent(struct run *r)
+{
+	struct strv dirs = { 0 };
+	bool wants_cmd;
+	int err;
+
+	if ((err = agent_search_dirs(r->self, r->o->agents_dir, &dirs)) < 0)
+		return err;
+	err = agent_find(&dirs, r->t.agent_kind, &r->d, &r->desc);
+	if (err == -ENOENT) {
+		struct buf b;
+
+		buf_init(&b, 0);
+		for (size_t i = 0; i < dirs.n; i++)
+			buf_printf(&b, "%s%s", i ? ", " : "", dirs.v[i]);
+		diag_error(&r->d, "%s: agent.kind: no agent descriptor '%s' (searched %s; see proctor agents list)",
+			   r->t.file, r->t.agent_kind, b.data ? b.data : "nothing");
+		buf_free(&b);
+	}
+	strv_free(&dirs);
+	if (err < 0)
+		return err;
+	r->desc_ok = true;
+	wants_cmd = uses(&r->desc.argv, "{task_command}") || uses(&r->desc.argv_resume, "{task_command}");
+	if (wants_cmd && !r->t.argv.n)
+		diag_error(&r->d, "%s: agent.command: required by the '%s' agent (%s)", r->t.file, r->desc.name, r->desc.file);
+	if (!wants_cmd && r->t.argv.n)
+		diag_error(&r->d, "%s: agent.command: the '%s' agent runs its own program; give extra arguments in agent.args",
+			   r->t.file, r->desc.name);
+	if (r->t.args.n && !uses(&r->desc.argv, "{task_args}"))
+		diag_error(&r->d, "%s: agent.args: the '%s' agent takes no extra arguments", r->t.file, r->desc.name);
+	if (r->t.guard_harness == TASK_GUARD_DEFAULT)
+		r->t.guard_harness = r->desc.guard_harness;
+	else if (r->t.guard_harness >= 0 && r->desc.guard_harness >= 0 && r->t.guard_harness != r->desc.guard_harness)
+		diag_error(&r->d, "%s: guard.harness: the '%s' agent speaks %s hooks", r->t.file, r->desc.name,
+			   harness_name((enum harness)r->desc.guard_harness));
+	return r->d.errors ? -EINVAL : 0;
+}
+
+/* The agent's paths, and the directories its descriptor wants made (beneath home/, tmp/ or the
+ * workspace only, owned by the agent). */
+static int agent_paths(struct run *r)
+{
+	struct agent_vars v = { 0 };
+
+	r->ws_path = run_path(r, "workspace");
+	r->home_path = run_path(r, "home");
+	r->tmp_path = run_path(r, "tmp");
+	if (r->t.guard_harness >= 0) {
+		r->guard_settings = run_path(r, "guard/settings.json");
+		r->guard_marker = run_path(r, "guard/marker.json");
+	}
+	for (size_t i = 0; i < r->t.plugins.n; i++) {
+		char rel[64], *p;
+
+		snprintf(rel, sizeof(rel), "bundles/plugin-%zu", i);
+		if (!(p = run_path(r, rel)) || strv_push(&r->plugin_dirs, p) < 0) {
+			free(p);
+			return -ENOMEM;
+		}
+		free(p);
+	}
+	if (!r->ws_path || !r->home_path || !r->tmp_path)
+		return -ENOMEM;
+	v.workspace = r->ws_path;
+	v.home = r->home_path;
+	v.tmp = r->tmp_path;
+	for (size_t i = 0; i < r->desc.dirs.n; i++) {
+		char *dir = NULL, *rel;
+		const char *why;
+		int err = agent_expand(r->desc.dirs.v[i], &v, &dir, &why);
+
+		if (err == 0 && (strstr(dir, "/..") || strncmp(dir, r->dir, strlen(r->dir)) || dir[strlen(r->dir)] != '/'))
+			err = -EINVAL;
+		rel = err == 0 ? dir + strlen(r->dir) + 1 : NULL;
+		if (err == 0 && strncmp(rel, "home/", 5) && strncmp(rel, "tmp/", 4) && strncmp(rel, "workspace/", 10))
+			err = -EINVAL;
+		for (char *p = rel; err == 0 && p && (p = strchr(p, '/'));) {
+			*p = '\0';
+			if (mkdirat(r->dfd, rel, 0700) == 0)
+				err = fchownat(r->dfd, rel, r->uid, r->gid, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+			*p++ = '/';
+		}
+		if (err == 0 && mkdirat(r->dfd, rel, 0700) == 0)
+			err = fchownat(r->dfd, rel, r->uid, r->gid, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+		if (err < 0) {
+			run_fail(r, "config_error", RUN_EXIT_INVALID, "%s: dirs[%zu]: %s must lie beneath home/, tmp/ or the "
+								     "workspace", r->desc.file, i, dir ? dir : "?");
+			free(dir);
+			return err;
+		}
+		free(dir);
+	}
+	return 0;
+}
+
 static int validate(struct run *r)
 {
 	int err = find_binaries(r);
@@ -842,6 +1094,8 @@ static int validate(struct run *r)
 	if ((err = task_load(r->o->task_file, &r->d, &r->t)) < 0)
 		return err;
 	r->task_ok = true;
+	if ((err = resolve_agent(r)) < 0)
+		return err;
 	return task_check_paths(&r->t, &r->d);
 }
 
@@ -861,7 +1115,7 @@ static void run_steps(struct run *r, int sigfd)
 	uint64_t t;
 
 	t = now_mono_ms();
-	if (take_slot(r) < 0 || stage(r) < 0 || open_logs(r) < 0)
+	if (take_slot(r) < 0 || stage(r) < 0 || open_logs(r) < 0 || agent_paths(r) < 0)
 		return run_phase_end(r, PH_STAGE, t);
 	run_phase_end(r, PH_STAGE, t);
 	say(r, "staged %s (agent uid %u, slot %u)", r->dir, (unsigned)r->uid, r->slot);
@@ -884,23 +1138,23 @@ static void run_steps(struct run *r, int sigfd)
 	run_phase_end(r, PH_WORKER, t);
 	say(r, "the cage holds (%s); starting the agent", r->pidns ? "pid namespace, Landlock" : "Landlock");
 	t = now_mono_ms();
-	if (start_agent(r) == 0)
-		watch_agent(r, sigfd);
+	run_turns(r, sigfd);
 	run_phase_end(r, PH_AGENT, t);
-	if (r->agent_exited && !run_failed(r)) {
-		if (json_is_integer(r->agent_exit_code) && json_integer_value(r->agent_exit_code) == 0)
-			r->status = "completed", r->exit_code = RUN_EXIT_FINAL;
-		else
-			run_fail(r, "agent_failed", RUN_EXIT_FINAL, "the agent exited with %s %lld",
-				 json_is_integer(r->agent_exit_code) ? "status" : "signal",
-				 json_is_integer(r->agent_exit_code) ? json_integer_value(r->agent_exit_code)
-								     : json_integer_value(r->agent_signal));
-	}
 }
 
 static void run_free(struct run *r)
 {
 	task_free(&r->t);
+	if (r->desc_ok)
+		agent_descriptor_free(&r->desc);
+	free(r->ws_path);
+	free(r->home_path);
+	free(r->tmp_path);
+	free(r->guard_settings);
+	free(r->guard_marker);
+	strv_free(&r->plugin_dirs);
+	free(r->session_id);
+	json_decref(r->turns);
 	diag_free(&r->d);
 	buf_free(&r->in);
 	json_decref(r->hello);
@@ -938,6 +1192,7 @@ int run_task(const struct run_opts *o, struct diag *ret_diag, char **ret_dir)
 	r.isolation = json_object();
 	r.bundles = json_array();
 	r.teardown_errors = json_array();
+	r.turns = json_array();
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGTERM);

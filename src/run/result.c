@@ -222,10 +222,10 @@ static json_t *identity_record(struct run *r)
 
 static json_t *agent_record(struct run *r)
 {
-	return json_pack("{s:s?,s:O?,s:o,s:O?,s:O?,s:I,s:I,s:b}", "kind", r->t.agent_kind, "argv", r->agent_argv, "pid",
-			 r->agent_started ? json_integer(r->agent_pid) : json_null(), "exit_code", r->agent_exit_code,
-			 "signal", r->agent_signal, "events", (json_int_t)r->events, "stderr_bytes",
-			 (json_int_t)r->stderr_bytes, "timed_out", r->timed_out);
+	return json_pack("{s:s?,s:s?,s:O?,s:s?,s:O?,s:O?,s:I,s:I,s:b,s:O}", "kind", r->t.agent_kind, "descriptor",
+			 r->desc_ok ? r->desc.file : NULL, "argv", r->agent_argv, "session_id", r->session_id, "exit_code",
+			 r->agent_exit_code, "signal", r->agent_signal, "events", (json_int_t)r->events, "stderr_bytes",
+			 (json_int_t)r->stderr_bytes, "timed_out", r->timed_out, "turns", r->turns);
 }
 
 json_t *run_result_json(struct run *r)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "../agent/descriptor.h"
 #include "../bundle/manifest.h"
 #include "../lib/buf.h"
 #include "../lib/diag.h"
@@ -35,6 +36,7 @@ enum run_phase { PH_VALIDATE, PH_STAGE, PH_BUNDLES, PH_MOCKD, PH_GUARD, PH_WORKE
 
 struct run_opts {
 	const char *task_file;
+	const char *agents_dir; /* --agents: searched last (doc/AGENTS.md) */
 	const char *out;       /* NULL: runs/<id>-<UTC time> */
 	void (*log)(const char *line);
 };
@@ -43,6 +45,8 @@ struct run {
 	const struct run_opts *o;
 	struct task t;
 	bool task_ok;
+	struct agent_descriptor desc;
+	bool desc_ok;
 	struct diag d;            /* task and staging errors, for the user */
 	char *dir;                /* absolute */
 	int dfd;
@@ -74,8 +78,14 @@ struct run {
 	int next_id;
 	bool worker_gone, stop_sent;
 	json_t *hello;            /* the worker's hello result */
+	/* the agent's view, as absolute paths */
+	char *ws_path, *home_path, *tmp_path, *guard_settings, *guard_marker;
+	struct strv plugin_dirs;
 	/* the agent */
 	json_t *agent_argv;
+	json_t *turns;            /* one record per turn */
+	char *session_id;
+	bool last_turn_timed_out;
 	pid_t agent_pid;
 	bool agent_started, agent_exited, timed_out;
 	json_t *agent_exit_code, *agent_signal;
@@ -109,6 +119,7 @@ int run_open_log(struct run *r, const char *rel, mode_t mode, uid_t uid, gid_t g
 void run_log_tail(struct run *r, const char *rel, char *out, size_t n);
 int run_start_mockd(struct run *r);
 int run_spawn_worker(struct run *r);
+int run_send(struct run *r, const char *method, json_t *params);
 /* Read what the worker sent and handle every whole frame: 1 when the response to request
  * `want` is in *ret; 0 otherwise; -EPIPE when the worker is gone; -EPROTO on a bad frame. */
 int run_pump(struct run *r, int want, json_t **ret);

@@ -353,7 +353,7 @@ out:
 
 /* ---- the channel ---- */
 
-static int send_request(struct run *r, const char *method, json_t *params)
+int run_send(struct run *r, const char *method, json_t *params)
 {
 	json_t *req = json_pack("{s:i,s:s,s:o}", "id", ++r->next_id, "method", method, "params", params);
 	int err = req ? frame_send(r->sock, r->nonce, req) : -ENOMEM;
@@ -384,6 +384,12 @@ static void write_event(struct run *r, json_t *ev)
 	json_object_set_new(ev, "seq", json_integer((json_int_t)r->events));
 	json_object_del(ev, "event");
 	json_object_set_new(ev, "stream", json_string("stdout"));
+	/* A JSON-lines agent's event is kept as JSON, not as the text it came in. */
+	if (json_object_get(ev, "json")) {
+		json_object_set(ev, "event", json_object_get(ev, "json"));
+		json_object_del(ev, "json");
+		json_object_del(ev, "text");
+	}
 	if (json_dump_buf(ev, JSON_COMPACT | JSON_SORT_KEYS, &b) == 0 && buf_putc(&b, '\n') == 0 &&
 	    r->events_bytes + b.len <= RUN_MAX_EVENTS_BYTES) {
 		fd_write_all(r->events_fd, b.data, b.len);
@@ -398,12 +404,13 @@ static bool event_ok(json_t *ev)
 
 	if (!k)
 		return false;
+	if (!json_is_integer(json_object_get(ev, "turn")))
+		return false;
 	if (!strcmp(k, "stdout"))
-		return json_is_string(json_object_get(ev, "text")) && json_is_boolean(json_object_get(ev, "truncated"));
+		return json_is_string(json_object_get(ev, "text")) && json_is_boolean(json_object_get(ev, "truncated")) &&
+		       (!json_object_get(ev, "json") || json_is_object(json_object_get(ev, "json")));
 	if (!strcmp(k, "stderr"))
 		return json_is_string(json_object_get(ev, "text"));
-	if (!strcmp(k, "exit"))
-		return json_object_get(ev, "exit_code") && json_object_get(ev, "signal");
 	return false;
 }
 
@@ -416,12 +423,6 @@ static int handle_frame(struct run *r, json_t *f, int want, json_t **ret)
 	if (json_object_get(f, "event")) {
 		if (!event_ok(f))
 			return -EPROTO;
-		if (!strcmp(json_string_value(json_object_get(f, "event")), "exit")) {
-			r->agent_exited = true;
-			r->agent_exit_code = json_incref(json_object_get(f, "exit_code"));
-			r->agent_signal = json_incref(json_object_get(f, "signal"));
-			return 0;
-		}
 		write_event(r, f);
 		return 0;
 	}
@@ -472,7 +473,7 @@ int run_pump(struct run *r, int want, json_t **ret)
 int run_call(struct run *r, const char *method, json_t *params, unsigned ms, json_t **ret)
 {
 	uint64_t end = now_mono_ms() + ms;
-	int err = send_request(r, method, params), want = r->next_id;
+	int err = run_send(r, method, params), want = r->next_id;
 
 	*ret = NULL;
 	while (err == 0) {

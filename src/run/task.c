@@ -27,7 +27,8 @@ struct ctx {
 
 static const char *const top_keys[] = { "version", "id", "workspace", "agent", "mocks", "guard", "private",
 					"limits", "identity", NULL };
-static const char *const agent_keys[] = { "kind", "command", "prompt", "env", "env_pass", "plugins", "ro_paths", NULL };
+static const char *const agent_keys[] = { "kind", "command", "args", "prompt", "turns", "env", "env_pass", "plugins",
+					  "ro_paths", NULL };
 static const char *const identity_keys[] = { "agent_uid", "agent_gid", "mockd_uid", "rpc_gid", "slots", NULL };
 static const char *const system_dirs[] = { "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", NULL };
 
@@ -170,6 +171,22 @@ static void each_argv(struct ctx *c, const char *where, const char *s)
 	push_or_oom(c, &c->t->argv, s);
 }
 
+static void each_arg(struct ctx *c, const char *where, const char *s)
+{
+	if (strlen(s) > TASK_MAX_ARG_BYTES)
+		ERR(c, "%s: %s: longer than %d bytes", c->file, where, TASK_MAX_ARG_BYTES);
+	else
+		push_or_oom(c, &c->t->args, s);
+}
+
+static void each_turn(struct ctx *c, const char *where, const char *s)
+{
+	if (strlen(s) > TASK_MAX_PROMPT_BYTES)
+		ERR(c, "%s: %s: longer than %d bytes", c->file, where, TASK_MAX_PROMPT_BYTES);
+	else
+		push_or_oom(c, &c->t->turns, s);
+}
+
 static void each_env_pass(struct ctx *c, const char *where, const char *s)
 {
 	if (!name_ok(s))
@@ -269,10 +286,8 @@ static void parse_command(struct ctx *c, json_t *cmd)
 {
 	struct task *t = c->t;
 
-	if (!cmd) {
-		ERR(c, "%s: agent.command: required for kind \"command\"", c->file);
-		return;
-	}
+	if (!cmd)
+		return; /* required only by descriptors that use {task_command} (checked with the descriptor) */
 	if (!json_is_array(cmd) || json_array_size(cmd) == 0 || json_array_size(cmd) > TASK_MAX_ARGV) {
 		ERR(c, "%s: agent.command: must be a list of 1 to %d strings", c->file, TASK_MAX_ARGV);
 		return;
@@ -297,12 +312,14 @@ static void parse_agent(struct ctx *c, json_t *a)
 	}
 	check_keys(c, a, agent_keys, "agent");
 	if ((s = get_str(c, json_object_get(a, "kind"), "agent.kind"))) {
-		if (strcmp(s, "command") != 0)
-			ERR(c, "%s: agent.kind: unknown kind '%s' (known: command)", c->file, s);
+		if (!*s || strlen(s) > 64 || strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-_.") != strlen(s) || s[0] == '.')
+			ERR(c, "%s: agent.kind: '%s' is not an agent descriptor's name (see proctor agents list)", c->file, s);
 		else if (!(t->agent_kind = strdup(s)))
 			ERR(c, "%s: out of memory", c->file);
 	}
 	parse_command(c, json_object_get(a, "command"));
+	string_list(c, json_object_get(a, "args"), "agent.args", TASK_MAX_ARGV, each_arg);
+	string_list(c, json_object_get(a, "turns"), "agent.turns", TASK_MAX_TURNS, each_turn);
 	if (json_object_get(a, "prompt") && (s = get_str(c, json_object_get(a, "prompt"), "agent.prompt"))) {
 		if (strlen(s) > TASK_MAX_PROMPT_BYTES)
 			ERR(c, "%s: agent.prompt: longer than %d bytes", c->file, TASK_MAX_PROMPT_BYTES);
@@ -376,7 +393,7 @@ static void parse_guard(struct ctx *c, json_t *g)
 	static const char *const keys[] = { "harness", NULL };
 	const char *s;
 
-	c->t->guard_harness = -1;
+	c->t->guard_harness = g ? -1 : TASK_GUARD_DEFAULT;
 	if (!g || json_is_false(g))
 		return;
 	if (!json_is_object(g)) {
@@ -391,7 +408,7 @@ static void parse_guard(struct ctx *c, json_t *g)
 
 static void parse_limits(struct ctx *c, json_t *l)
 {
-	static const char *const keys[] = { "timeout_s", NULL };
+	static const char *const keys[] = { "timeout_s", "turn_timeout_s", NULL };
 	unsigned long v;
 
 	c->t->timeout_s = TASK_DEFAULT_TIMEOUT_S;
@@ -405,6 +422,9 @@ static void parse_limits(struct ctx *c, json_t *l)
 	if (json_object_get(l, "timeout_s") &&
 	    get_uint(c, json_object_get(l, "timeout_s"), "limits.timeout_s", 1, TASK_MAX_TIMEOUT_S, &v) == 0)
 		c->t->timeout_s = (unsigned)v;
+	if (json_object_get(l, "turn_timeout_s") &&
+	    get_uint(c, json_object_get(l, "turn_timeout_s"), "limits.turn_timeout_s", 1, TASK_MAX_TIMEOUT_S, &v) == 0)
+		c->t->turn_timeout_s = (unsigned)v;
 }
 
 /* Ranges [base, base + slots) of the ids must not overlap where they would share a meaning. */
@@ -659,6 +679,8 @@ void task_free(struct task *t)
 	free(t->workspace_from);
 	free(t->agent_kind);
 	strv_free(&t->argv);
+	strv_free(&t->args);
+	strv_free(&t->turns);
 	free(t->agent_script);
 	free(t->prompt);
 	strv_free(&t->env);

@@ -21,6 +21,8 @@
 #define TASK_MAX_ARG_BYTES (128 * 1024)
 #define TASK_MAX_ENV 256
 #define TASK_MAX_ENV_BYTES (128 * 1024)
+#define TASK_MAX_TURNS 64
+#define TASK_GUARD_DEFAULT (-2) /* no "guard" key: the agent descriptor's harness, if it has one */
 #define TASK_MAX_PLUGINS 16
 #define TASK_MAX_RO_PATHS 32
 #define TASK_MAX_MOCKS 32
@@ -41,8 +43,10 @@ struct task {
 	char *dir;            /* the task file's directory, absolute */
 	char *id;
 	char *workspace_from; /* absolute, or NULL: an empty workspace */
-	char *agent_kind;
-	struct strv argv;
+	char *agent_kind;     /* a descriptor's name (doc/AGENTS.md) */
+	struct strv argv;     /* agent.command: may be empty when the descriptor does not use it */
+	struct strv args;     /* agent.args: {task_args} */
+	struct strv turns;    /* agent.turns: the follow-up prompts */
 	char *agent_script;   /* absolute source of argv[0] when it is a task-relative script */
 	char *prompt;
 	struct strv env;      /* K=V, in the file's order */
@@ -51,9 +55,10 @@ struct task {
 	struct strv ro_paths;
 	struct task_mock mocks[TASK_MAX_MOCKS];
 	size_t nmocks;
-	int guard_harness; /* enum harness, or -1 for none */
+	int guard_harness; /* enum harness, -1 for none (guard: false), TASK_GUARD_DEFAULT when absent */
 	struct strv private_paths; /* absolute */
 	unsigned timeout_s;
+	unsigned turn_timeout_s; /* 0: the whole timeout_s */
 	uid_t agent_uid, mockd_uid;
 	gid_t agent_gid, rpc_gid;
 	unsigned slots;

@@ -22,31 +22,43 @@
 #include "../lib/fd.h"
 #include "../lib/json.h"
 #include "../lib/util.h"
+#include "../agent/events.h"
 #include "../priv/identity.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
+/* One turn: one agent process (the CLIs run one turn per process and resume by session id). */
+struct turn {
+	int n;
+	json_t *req_id;     /* the communicate request we answer at the end of the turn */
+	pid_t pid;          /* 0: no process */
+	int out_fd, err_fd, in_fd;
+	char *stdin_data;
+	size_t stdin_len, stdin_off;
+	bool exited, timed_out, killed;
+	int status;
+	uint64_t exit_at, deadline, kill_at, end_seen_at;
+	struct events_turn ev;
+};
+
 struct worker {
 	int sock, sigfd;
 	const unsigned char *nonce;
 	struct buf in;      /* frames from the orchestrator */
-	pid_t agent;        /* 0: none started */
-	int out_fd, err_fd, in_fd;
+	bool started, stopped;
+	char *cwd;
+	struct events_rules rules;
+	struct turn turn;   /* the current or last turn */
+	bool turn_live;     /* a communicate is pending */
 	struct buf line;    /* the agent's current stdout line */
 	bool line_cut;      /* the current line passed the limit: the rest is dropped */
-	char *stdin_data;
-	size_t stdin_len, stdin_off;
-	bool exited, exit_sent, stopped;
-	int status;
-	uint64_t exit_at;
-	unsigned long long lines;
 	struct buf *why;
 };
 
 struct werr {
-	const char *type; /* config_error, agent_crashed, identity */
+	const char *type; /* config_error, agent_crashed, turn_timeout, identity */
 	char msg[512];
 };
 
@@ -98,13 +110,22 @@ static json_t *text_json(const char *s, size_t n)
 
 static int emit_line(struct worker *w, const char *s, size_t n, bool truncated)
 {
-	json_t *text = text_json(s, n);
+	json_t *text = text_json(s, n), *ev = NULL, *frame;
 
 	if (!text)
 		return -ENOMEM;
-	w->lines++;
-	return send_json(w, json_pack("{s:s,s:i,s:o,s:b}", "event", "stdout", "turn", 0, "text", text, "truncated",
-				      truncated));
+	if (!truncated)
+		ev = events_feed(&w->rules, &w->turn.ev, s, n);
+	else
+		w->turn.ev.lines++;
+	if (w->turn.ev.ended && !w->turn.end_seen_at)
+		w->turn.end_seen_at = now_mono_ms();
+	frame = json_pack("{s:s,s:i,s:o,s:b}", "event", "stdout", "turn", w->turn.n, "text", text, "truncated", truncated);
+	if (frame && ev)
+		json_object_set_new(frame, "json", ev);
+	else
+		json_decref(ev);
+	return send_json(w, frame);
 }
 
 /* Split the agent's stdout into lines; a line over the limit is sent cut, once, marked. */
@@ -143,37 +164,39 @@ static int read_agent(struct worker *w, int *fd, bool is_stdout)
 {
 	char chunk[65536];
 	ssize_t n = read(*fd, chunk, sizeof(chunk));
+	json_t *text;
 
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return 0;
 	if (n <= 0) {
 		close(*fd);
 		*fd = -1;
-		if (is_stdout && w->line.len && !w->line_cut)
-			return emit_line(w, w->line.data, w->line.len, false);
+		if (is_stdout && w->line.len && !w->line_cut) {
+			int r = emit_line(w, w->line.data, w->line.len, false);
+
+			buf_reset(&w->line);
+			return r;
+		}
 		return 0;
 	}
 	if (is_stdout)
 		return stdout_feed(w, chunk, (size_t)n);
-	{
-		json_t *text = text_json(chunk, (size_t)n);
-
-		return text ? send_json(w, json_pack("{s:s,s:i,s:o}", "event", "stderr", "turn", 0, "text", text))
-			    : -ENOMEM;
-	}
+	text = text_json(chunk, (size_t)n);
+	return text ? send_json(w, json_pack("{s:s,s:i,s:o}", "event", "stderr", "turn", w->turn.n, "text", text))
+		    : -ENOMEM;
 }
 
-static void write_stdin(struct worker *w)
+static void write_stdin(struct turn *t)
 {
-	ssize_t n = write(w->in_fd, w->stdin_data + w->stdin_off, w->stdin_len - w->stdin_off);
+	ssize_t n = write(t->in_fd, t->stdin_data + t->stdin_off, t->stdin_len - t->stdin_off);
 
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return;
 	if (n > 0)
-		w->stdin_off += (size_t)n;
-	if (n < 0 || w->stdin_off == w->stdin_len) {
-		close(w->in_fd);
-		w->in_fd = -1;
+		t->stdin_off += (size_t)n;
+	if (n < 0 || t->stdin_off == t->stdin_len) {
+		close(t->in_fd);
+		t->in_fd = -1;
 	}
 }
 
@@ -187,26 +210,105 @@ static void reap_children(struct worker *w)
 		;
 	/* As pid 1 of a namespace every orphan is ours to reap. */
 	while ((p = waitpid(-1, &st, WNOHANG)) > 0)
-		if (p == w->agent && !w->exited) {
-			w->exited = true;
-			w->status = st;
-			w->exit_at = now_mono_ms();
+		if (p == w->turn.pid && !w->turn.exited) {
+			w->turn.exited = true;
+			w->turn.status = st;
+			w->turn.exit_at = now_mono_ms();
 		}
 }
 
-static int maybe_send_exit(struct worker *w)
+static void turn_close_fds(struct turn *t)
 {
-	json_t *code, *sig;
+	if (t->out_fd >= 0)
+		close(t->out_fd);
+	if (t->err_fd >= 0)
+		close(t->err_fd);
+	if (t->in_fd >= 0)
+		close(t->in_fd);
+	t->out_fd = t->err_fd = t->in_fd = -1;
+	free(t->stdin_data);
+	t->stdin_data = NULL;
+}
 
-	if (!w->exited || w->exit_sent)
+/* TERM the turn's process group now, KILL it WORKER_KILL_GRACE_MS later (turn_check). */
+static void turn_terminate(struct turn *t)
+{
+	if (t->pid && !t->exited && !t->kill_at) {
+		kill(-t->pid, SIGTERM);
+		t->kill_at = now_mono_ms() + WORKER_KILL_GRACE_MS;
+	}
+}
+
+/* The answer to the turn's communicate: completed or failed (a result), or a typed error. */
+static json_t *turn_answer(struct worker *w)
+{
+	struct turn *t = &w->turn;
+	const struct events_turn *ev = &t->ev;
+	json_t *code = WIFEXITED(t->status) ? json_integer(WEXITSTATUS(t->status)) : json_null();
+	json_t *sig = WIFSIGNALED(t->status) ? json_integer(WTERMSIG(t->status)) : json_null();
+	json_t *res = json_pack("{s:i,s:o,s:o,s:s?,s:O?,s:s?,s:I,s:I}", "turn", t->n, "exit_code", code, "signal", sig,
+				"session_id", ev->session_id, "usage", ev->usage, "error", ev->error, "lines",
+				(json_int_t)ev->lines, "recognised", (json_int_t)ev->recognised);
+	const char *type = NULL;
+	char msg[512];
+	bool ok_exit = WIFEXITED(t->status) && WEXITSTATUS(t->status) == 0;
+
+	if (t->timed_out) {
+		type = "turn_timeout";
+		snprintf(msg, sizeof(msg), "turn %d ran past its time limit and was stopped", t->n);
+	} else if (w->rules.framing == EVENTS_JSON_LINES && !ev->ended) {
+		type = "agent_crashed";
+		if (!ev->recognised)
+			snprintf(msg, sizeof(msg), "turn %d: no recognisable event in %llu lines (the event format may have "
+						   "changed)", t->n, ev->lines);
+		else
+			snprintf(msg, sizeof(msg), "turn %d: the agent exited (%s %d) without the end-of-turn event", t->n,
+				 WIFEXITED(t->status) ? "status" : "signal",
+				 WIFEXITED(t->status) ? WEXITSTATUS(t->status) : WTERMSIG(t->status));
+	}
+	if (type) {
+		json_object_set_new(res, "type", json_string(type));
+		json_object_set_new(res, "message", json_string(msg));
+		return json_pack("{s:O,s:b,s:o}", "id", t->req_id, "ok", false, "error", res);
+	}
+	if (w->rules.framing == EVENTS_JSON_LINES)
+		json_object_set_new(res, "status", json_string(ev->failed ? "failed" : "completed"));
+	else
+		json_object_set_new(res, "status", json_string(ok_exit ? "completed" : "failed"));
+	return json_pack("{s:O,s:b,s:o}", "id", t->req_id, "ok", true, "result", res);
+}
+
+/* Deadlines and the end of the turn. A turn ends when its process has exited and its output is
+ * drained (or WORKER_DRAIN_MS passed); a process that stays after its end-of-turn event is
+ * stopped after WORKER_END_GRACE_MS. */
+static int turn_check(struct worker *w)
+{
+	struct turn *t = &w->turn;
+	uint64_t now = now_mono_ms();
+	int r;
+
+	if (!w->turn_live)
 		return 0;
-	if ((w->out_fd >= 0 || w->err_fd >= 0) && now_mono_ms() < w->exit_at + WORKER_DRAIN_MS)
+	if (!t->exited && now >= t->deadline && !t->timed_out) {
+		t->timed_out = true;
+		turn_terminate(t);
+	}
+	if (!t->exited && t->end_seen_at && now >= t->end_seen_at + WORKER_END_GRACE_MS)
+		turn_terminate(t);
+	if (!t->exited && t->kill_at && now >= t->kill_at && !t->killed) {
+		kill(-t->pid, SIGKILL);
+		t->killed = true;
+	}
+	if (!t->exited || ((t->out_fd >= 0 || t->err_fd >= 0) && now < t->exit_at + WORKER_DRAIN_MS))
 		return 0;
-	w->exit_sent = true;
-	code = WIFEXITED(w->status) ? json_integer(WEXITSTATUS(w->status)) : json_null();
-	sig = WIFSIGNALED(w->status) ? json_integer(WTERMSIG(w->status)) : json_null();
-	return send_json(w, json_pack("{s:s,s:i,s:o,s:o,s:I}", "event", "exit", "turn", 0, "exit_code", code, "signal",
-				      sig, "lines", (json_int_t)w->lines));
+	/* Whatever it left behind in its group goes with the turn. */
+	kill(-t->pid, SIGKILL);
+	r = send_json(w, turn_answer(w));
+	json_decref(t->req_id);
+	t->req_id = NULL;
+	turn_close_fds(t);
+	w->turn_live = false;
+	return r;
 }
 
 /* ---- methods ---- */
@@ -380,7 +482,7 @@ fail:
 	_exit(127);
 }
 
-static int spawn_agent(struct worker *w, const char *prog, char **argv, char **env, const char *cwd, struct werr *e)
+static int spawn_agent(struct turn *t, const char *prog, char **argv, char **env, const char *cwd, struct werr *e)
 {
 	static const char *const steps[] = { "cannot set up the agent's process", "cannot enter the workspace",
 					     "cannot run" };
@@ -420,43 +522,76 @@ static int spawn_agent(struct worker *w, const char *prog, char **argv, char **e
 			 msg[0] == 1 ? cwd : prog, strerror(-r));
 		return r;
 	}
-	w->agent = pid;
-	w->in_fd = pipes[0][1];
-	w->out_fd = pipes[1][0];
-	w->err_fd = pipes[2][0];
-	fd_set_nonblock(w->in_fd, 1);
-	fd_set_nonblock(w->out_fd, 1);
-	fd_set_nonblock(w->err_fd, 1);
+	t->pid = pid;
+	t->in_fd = pipes[0][1];
+	t->out_fd = pipes[1][0];
+	t->err_fd = pipes[2][0];
+	fd_set_nonblock(t->in_fd, 1);
+	fd_set_nonblock(t->out_fd, 1);
+	fd_set_nonblock(t->err_fd, 1);
 	return 0;
 }
 
+/* The session: where the agent runs and how its events are read. */
 static int m_start(struct worker *w, json_t *params, json_t **ret, struct werr *e)
+{
+	json_t *cwd = json_object_get(params, "cwd");
+	const char *key, *why;
+
+	e->type = "config_error";
+	if (w->started) {
+		snprintf(e->msg, sizeof(e->msg), "start: the session was already started");
+		return -EINVAL;
+	}
+	if (!json_is_string(cwd) || events_rules_parse(json_object_get(params, "events"), &w->rules, &key, &why) < 0) {
+		snprintf(e->msg, sizeof(e->msg), "start: params need cwd and valid events rules");
+		return -EINVAL;
+	}
+	if (!(w->cwd = strdup(json_string_value(cwd))))
+		return -ENOMEM;
+	w->started = true;
+	*ret = json_object();
+	return 0;
+}
+
+/* One user turn: run the agent process; the answer comes when the turn ends (turn_check). */
+static int m_communicate(struct worker *w, json_t *params, json_t **ret, struct werr *e)
 {
 	char **argv = strv_from_json(json_object_get(params, "argv"), 4096);
 	char **env = strv_from_json(json_object_get(params, "env"), 4096);
-	json_t *cwd = json_object_get(params, "cwd"), *in = json_object_get(params, "stdin");
+	json_t *in = json_object_get(params, "stdin"), *turn = json_object_get(params, "turn");
+	json_t *tmo = json_object_get(params, "timeout_ms");
+	struct turn *t = &w->turn;
 	char *prog = NULL;
 	int r = -EINVAL;
 
 	e->type = "config_error";
-	if (w->agent)
-		snprintf(e->msg, sizeof(e->msg), "start: an agent was already started");
-	else if (!argv || !env || !json_is_string(cwd) || (in && !json_is_string(in)))
-		snprintf(e->msg, sizeof(e->msg), "start: params need argv, env, cwd and an optional stdin string");
+	if (!w->started || w->turn_live)
+		snprintf(e->msg, sizeof(e->msg), "communicate: %s", w->turn_live ? "a turn is running" : "no session");
+	else if (!argv || !env || !json_is_integer(turn) || !json_is_integer(tmo) || (in && !json_is_string(in) && !json_is_null(in)))
+		snprintf(e->msg, sizeof(e->msg), "communicate: params need turn, argv, env, timeout_ms, stdin");
 	else if (!(prog = find_program(argv[0], env)))
 		snprintf(e->msg, sizeof(e->msg), "%s: not found on the agent's PATH", argv[0]);
-	else if ((r = spawn_agent(w, prog, argv, env, json_string_value(cwd), e)) == 0) {
-		if (in && json_string_length(in)) {
-			w->stdin_len = json_string_length(in);
-			w->stdin_data = malloc(w->stdin_len);
-			if (w->stdin_data)
-				memcpy(w->stdin_data, json_string_value(in), w->stdin_len);
-		}
-		if (!w->stdin_data) {
-			close(w->in_fd);
-			w->in_fd = -1;
-		}
-		*ret = json_pack("{s:i}", "pid", (int)w->agent);
+	else {
+		events_turn_free(&t->ev);
+		*t = (struct turn){ .n = (int)json_integer_value(turn), .out_fd = -1, .err_fd = -1, .in_fd = -1,
+				    .deadline = now_mono_ms() + (uint64_t)json_integer_value(tmo) };
+		buf_reset(&w->line);
+		w->line_cut = false;
+		r = spawn_agent(t, prog, argv, env, w->cwd, e);
+	}
+	if (r == 0 && json_is_string(in) && json_string_length(in) &&
+	    (t->stdin_data = malloc(json_string_length(in)))) {
+		t->stdin_len = json_string_length(in);
+		memcpy(t->stdin_data, json_string_value(in), t->stdin_len);
+	}
+	if (r == 0 && !t->stdin_data) {
+		close(t->in_fd); /* end of file at once: a CLI must not wait on stdin */
+		t->in_fd = -1;
+	}
+	if (r == 0) {
+		w->turn_live = true;
+		*ret = NULL; /* answered at the end of the turn */
 	}
 	free(prog);
 	strv_release(argv);
@@ -464,29 +599,51 @@ static int m_start(struct worker *w, json_t *params, json_t **ret, struct werr *
 	return r;
 }
 
-/* TERM the agent's group, give it `grace_ms`, then KILL it; as pid 1 of a namespace, KILL
- * everything else there too. The orchestrator still sweeps the uid from outside. */
+/* After a turn timed out the orchestrator discards it: whatever of it still runs is killed and
+ * nothing of it (its session id) carries over. */
+static int m_discard_pending_turn(struct worker *w, json_t *params, json_t **ret, struct werr *e)
+{
+	(void)params;
+	(void)e;
+	if (w->turn.pid)
+		kill(-w->turn.pid, SIGKILL);
+	turn_close_fds(&w->turn);
+	events_turn_free(&w->turn.ev);
+	json_decref(w->turn.req_id);
+	w->turn.req_id = NULL;
+	w->turn_live = false;
+	*ret = json_pack("{s:i}", "discarded", w->turn.n);
+	return 0;
+}
+
+/* Cooperative stop: TERM the running turn's group, `grace_ms` to end it, then KILL; as pid 1
+ * of a namespace, KILL everything else there too. A pending communicate is not answered. The
+ * orchestrator still kills the worker and sweeps the uid from outside. */
 static int m_stop(struct worker *w, json_t *params, json_t **ret, struct werr *e)
 {
 	json_t *g = json_object_get(params, "grace_ms");
 	uint64_t end = now_mono_ms() + (json_is_integer(g) ? (uint64_t)json_integer_value(g) : 500);
+	struct turn *t = &w->turn;
 
 	(void)e;
-	if (w->agent && !w->exited) {
-		kill(-w->agent, SIGTERM);
-		while (!w->exited && now_mono_ms() < end) {
+	if (w->turn_live && t->pid && !t->exited) {
+		kill(-t->pid, SIGTERM);
+		while (!t->exited && now_mono_ms() < end) {
 			struct pollfd p = { .fd = w->sigfd, .events = POLLIN };
 
 			poll(&p, 1, 10);
 			reap_children(w);
 		}
 	}
-	if (w->agent)
-		kill(-w->agent, SIGKILL);
+	if (t->pid)
+		kill(-t->pid, SIGKILL);
 	if (getpid() == 1)
 		kill(-1, SIGKILL);
 	w->stopped = true;
-	*ret = json_pack("{s:b,s:b}", "stopped", true, "agent_exited_in_grace", w->agent && w->exited);
+	*ret = json_pack("{s:b,s:b}", "stopped", true, "turn_ended_in_grace", !w->turn_live || t->exited);
+	json_decref(t->req_id);
+	t->req_id = NULL;
+	w->turn_live = false;
 	return 0;
 }
 
@@ -496,11 +653,13 @@ static const struct worker_method {
 } methods[] = {
 	{ "hello", m_hello },
 	{ "start", m_start },
+	{ "communicate", m_communicate },
+	{ "discard_pending_turn", m_discard_pending_turn },
 	{ "stop", m_stop },
 };
 
 /* One request. An unknown method or a malformed request is fatal: the orchestrator never sends
- * one, so something is wrong. */
+ * one, so something is wrong. A method may leave its answer for later (*ret NULL). */
 static int dispatch(struct worker *w, json_t *req)
 {
 	json_t *id = json_object_get(req, "id"), *method = json_object_get(req, "method");
@@ -514,6 +673,10 @@ static int dispatch(struct worker *w, json_t *req)
 		if (strcmp(methods[i].name, json_string_value(method)) != 0)
 			continue;
 		r = methods[i].fn(w, params, &result, &e);
+		if (r == 0 && !result && methods[i].fn == m_communicate) {
+			w->turn.req_id = json_incref(id);
+			return 0;
+		}
 		if (r == 0)
 			return send_json(w, json_pack("{s:O,s:b,s:o}", "id", id, "ok", true, "result",
 						      result ? result : json_object()));
@@ -555,23 +718,24 @@ static int read_requests(struct worker *w)
 
 static int loop_once(struct worker *w)
 {
+	struct turn *t = &w->turn;
 	struct pollfd p[5] = { { .fd = w->sock, .events = POLLIN }, { .fd = w->sigfd, .events = POLLIN },
-			       { .fd = w->out_fd, .events = POLLIN }, { .fd = w->err_fd, .events = POLLIN },
-			       { .fd = w->in_fd, .events = POLLOUT } };
-	int timeout = w->exited && !w->exit_sent ? 20 : -1, r = 0;
+			       { .fd = t->out_fd, .events = POLLIN }, { .fd = t->err_fd, .events = POLLIN },
+			       { .fd = t->in_fd, .events = POLLOUT } };
+	int timeout = w->turn_live ? 20 : -1, r = 0;
 
 	if (poll(p, 5, timeout) < 0 && errno != EINTR)
 		return -errno;
 	if (p[1].revents)
 		reap_children(w);
-	if (w->out_fd >= 0 && p[2].revents)
-		r = read_agent(w, &w->out_fd, true);
-	if (r == 0 && w->err_fd >= 0 && p[3].revents)
-		r = read_agent(w, &w->err_fd, false);
-	if (r == 0 && w->in_fd >= 0 && p[4].revents)
-		write_stdin(w);
+	if (t->out_fd >= 0 && p[2].revents)
+		r = read_agent(w, &t->out_fd, true);
+	if (r == 0 && t->err_fd >= 0 && p[3].revents)
+		r = read_agent(w, &t->err_fd, false);
+	if (r == 0 && t->in_fd >= 0 && p[4].revents)
+		write_stdin(t);
 	if (r == 0)
-		r = maybe_send_exit(w);
+		r = turn_check(w);
 	if (r == 0 && p[0].revents)
 		r = read_requests(w);
 	return r;
@@ -579,7 +743,8 @@ static int loop_once(struct worker *w)
 
 int worker_serve(int sock, const unsigned char nonce[FRAME_NONCE_LEN], struct buf *why)
 {
-	struct worker w = { .sock = sock, .nonce = nonce, .out_fd = -1, .err_fd = -1, .in_fd = -1, .why = why };
+	struct worker w = { .sock = sock, .nonce = nonce, .why = why,
+			    .turn = { .out_fd = -1, .err_fd = -1, .in_fd = -1 } };
 	sigset_t chld;
 	int r = 0;
 
@@ -593,14 +758,18 @@ int worker_serve(int sock, const unsigned char nonce[FRAME_NONCE_LEN], struct bu
 	buf_init(&w.line, WORKER_MAX_LINE_BYTES);
 	while (r == 0 && !w.stopped)
 		r = loop_once(&w);
-	if (r < 0 && w.agent) {
-		kill(-w.agent, SIGKILL);
+	if (r < 0 && w.turn.pid) {
+		kill(-w.turn.pid, SIGKILL);
 		if (getpid() == 1)
 			kill(-1, SIGKILL);
 	}
+	turn_close_fds(&w.turn);
+	events_turn_free(&w.turn.ev);
+	json_decref(w.turn.req_id);
+	events_rules_free(&w.rules);
+	free(w.cwd);
 	buf_free(&w.in);
 	buf_free(&w.line);
-	free(w.stdin_data);
 	close(w.sigfd);
 	return r;
 }
