@@ -51,7 +51,7 @@ static void test_task__minimal_defaults(void **state)
 	assert_int_equal(t.mockd_uid, 2100);
 	assert_int_equal(t.rpc_gid, 2200);
 	assert_int_equal(t.slots, 1);
-	assert_int_equal(t.guard_harness, -1);
+	assert_int_equal(t.guard_harness, TASK_GUARD_DEFAULT); /* absent: the descriptor decides */
 	assert_null(t.workspace_from);
 	task_free(&t);
 }
@@ -96,8 +96,9 @@ static void test_task__errors_name_the_field(void **state)
 		{ "{\"version\":1,\"id\":\"x\",\"privat\":[]," MIN_AGENT "}", "/w/task.json: privat: unknown key" },
 		{ "{\"version\":1,\"id\":\"../x\"," MIN_AGENT "}", "id: '../x' must be" },
 		{ "{\"version\":1,\"id\":\"x\"}", "agent: must be an object, not missing" },
-		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"claude\",\"command\":[\"a\"]}}", "agent.kind: unknown kind 'claude'" },
-		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\"}}", "agent.command: required" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"../claude\",\"command\":[\"a\"]}}", "agent.kind: '../claude' is not an agent descriptor's name" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"turns\":[1]}}", "agent.turns[0]: must be a string" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"args\":\"-v\"}}", "agent.args: must be a list" },
 		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[]}}", "agent.command: must be a list of 1" },
 		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[1]}}", "agent.command[0]: must be a string" },
 		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"colour\":1}}", "agent.colour: unknown key" },
@@ -117,6 +118,7 @@ static void test_task__errors_name_the_field(void **state)
 		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"private\":\"R.md\"}", "private: must be a list" },
 		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"limits\":{\"timeout_s\":0}}", "limits.timeout_s: must be an integer from 1 to 86400" },
 		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"limits\":{\"turns\":2}}", "limits.turns: unknown key" },
+		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"limits\":{\"turn_timeout_s\":0}}", "limits.turn_timeout_s: must be an integer from 1" },
 		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"identity\":{\"agent_uid\":0}}", "identity.agent_uid: must be an integer from 1" },
 		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"identity\":{\"agent_uid\":2100}}", "agent_uid and mockd_uid ranges overlap" },
 		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"identity\":{\"slots\":200}}", "ranges overlap" },
