@@ -5,6 +5,7 @@ CC       ?= cc
 PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
 MANDIR   ?= $(PREFIX)/share/man
+DATADIR  ?= $(PREFIX)/share
 DESTDIR  ?=
 BUILD    ?= build
 SANITIZE ?=
@@ -117,13 +118,15 @@ demo: all
 	@BUILD=$(BUILD) sh examples/demo.sh
 
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(DATADIR)/proctor/agents
 	install -m 0755 $(PROCTOR) $(SHIM) $(DESTDIR)$(BINDIR)/
 	install -m 0644 doc/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 agents/*.json $(DESTDIR)$(DATADIR)/proctor/agents/
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/proctor $(DESTDIR)$(BINDIR)/proctor-shim
 	cd doc && for m in *.1; do rm -f $(DESTDIR)$(MANDIR)/man1/$$m; done
+	rm -rf $(DESTDIR)$(DATADIR)/proctor/agents
 
 clean:
 	rm -rf build build-asan

@@ -19,6 +19,7 @@ struct command {
 
 static const struct command commands[] = {
 	{ "run", cmd_run, "evaluate one task inside the whole cage and report what happened" },
+	{ "agents", cmd_agents, "list or show the agent descriptors proctor run can use" },
 	{ "report", cmd_report, "what happened in a run, for a person (text) or a machine (--json)" },
 	{ "mockd", cmd_mockd, "serve recorded CLI responses to the agent over a protected socket" },
 	{ "mock-client", cmd_mock_client, "send one call to mockd (what a shim does)" },

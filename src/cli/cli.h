@@ -25,6 +25,7 @@ int cmd_guard(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
+int cmd_agents(int argc, char **argv);
 /* Print a run's report (text, or JSON) to f; errors go to stderr. 0 or -errno. */
 #include <stdbool.h>
 #include <stdio.h>

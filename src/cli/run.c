@@ -15,12 +15,13 @@
 #include "../run/run.h"
 
 static const char run_usage[] =
-	"usage: proctor run TASK.json [--out DIR] [--quiet] [--json]\n"
+	"usage: proctor run TASK.json [--out DIR] [--agents DIR] [--quiet] [--json]\n"
 	"Evaluate one task inside the whole cage: stage the workspace and bundles, start mockd as its\n"
 	"own user, arm the guard, run the agent as an unprivileged uid under Landlock (in its own pid\n"
 	"namespace where the host allows), tear everything down, write DIR/result.json and print the\n"
 	"report. Needs root. The task format is doc/TASK.md; result.json is doc/RESULT.md.\n"
 	"  --out DIR   the run directory (default runs/<id>-<UTC time>-<pid>; must be absent or empty)\n"
+	"  --agents DIR  agent descriptors searched after the built-in ones (proctor agents list)\n"
 	"  --quiet     no progress lines and no report, only errors\n"
 	"  --json      print `proctor report --json` at the end instead of the text report\n"
 	"Exit: 0 the run is over and result.json is final; 3 infrastructure fault (retry); 4 invalid\n"
@@ -34,6 +35,7 @@ static void progress(const char *line)
 int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = { { "out", required_argument, NULL, 'o' }, { "quiet", no_argument, NULL, 'q' },
+					      { "agents", required_argument, NULL, 'a' },
 					      { "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
 					      { NULL, 0, NULL, 0 } };
 	struct run_opts o = { .log = progress };
@@ -45,6 +47,7 @@ int cmd_run(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o.out = optarg; break;
+		case 'a': o.agents_dir = optarg; break;
 		case 'q': quiet = true; o.log = NULL; break;
 		case 'j': json = true; break;
 		case 'h': fputs(run_usage, stdout); return EXIT_OK;

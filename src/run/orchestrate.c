@@ -801,6 +801,10 @@ static int turn_record(struct run *r, int turn, json_t *resp, uint64_t started)
 		run_fail(r, "agent_failed", RUN_EXIT_FINAL, "%s%s%s", json_string_value(json_object_get(res, "message")),
 			 json_is_string(json_object_get(res, "error")) ? ": " : "",
 			 json_is_string(json_object_get(res, "error")) ? json_string_value(json_object_get(res, "error")) : "");
+	else if (r->desc.events.framing == EVENTS_JSON_LINES)
+		run_fail(r, "agent_failed", RUN_EXIT_FINAL, "turn %d ended failed, as the agent reported%s%s", turn,
+			 json_is_string(json_object_get(res, "error")) ? ": " : "",
+			 json_is_string(json_object_get(res, "error")) ? json_string_value(json_object_get(res, "error")) : "");
 	else
 		run_fail(r, "agent_failed", RUN_EXIT_FINAL, "turn %d failed: %s %lld%s%s", turn,
 			 json_is_integer(r->agent_exit_code) ? "exit status" : "signal",

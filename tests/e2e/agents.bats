@@ -1,0 +1,138 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# Agents are data: descriptors (proctor agents), multi-turn sessions, typed turn errors, all
+# through proctor run with fake agents that print Claude Code's stream-json and Codex's
+# exec --json shapes (tests/e2e/fake-agents/). The real CLIs are in real_agents.bats.
+
+load helpers
+
+FAKE=$BATS_TEST_DIRNAME/fake-agents
+
+setup() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root (proctor run creates and drops identities)"
+	[ -n "$("$PROCTOR" doctor 2>/dev/null | grep -i 'landlock.*abi')" ] || true
+	T=$(mktemp -d /tmp/proctor-agents-XXXXXX)
+	chmod 0755 "$T"
+	mkdir "$T/agents" "$T/ws"
+	cp "$FAKE"/*.json "$T/agents/"
+	cp "$BATS_TEST_DIRNAME/../../examples/uip-fixture.json" "$T/fx.json"
+	exec 9>/tmp/proctor-e2e.lock
+	flock 9
+}
+
+teardown() {
+	[ -n "${T:-}" ] && rm -rf "$T"
+	exec 9>&- || true
+}
+
+# task KIND PROMPT TURNS-JSON [LIMITS-JSON]: a task for a fake agent
+task() {
+	cat >"$T/task.json" <<JSON
+{"version":1,"id":"agents","workspace":{"from":"ws"},
+ "agent":{"kind":"$1","args":["$FAKE/fake_stream.py"],"prompt":"$2","turns":$3,"ro_paths":["$FAKE"]},
+ "mocks":[{"tool":"uip","fixture":"fx.json","max_requests":10,"passthrough_argv_prefixes":[]}],
+ "limits":${4:-{\"timeout_s\":30}}}
+JSON
+}
+
+result() { python3 -c "import json,sys; r=json.load(open('$T/run/result.json')); print(eval(sys.argv[1]))" "$1"; }
+
+@test "agents: list and show the built-in and a temp directory's descriptors" {
+	run "$PROCTOR" agents list
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -q '^command '
+	run "$PROCTOR" agents list --agents "$T/agents"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -q '^fake-claude '
+	echo "$output" | grep -q '^fake-codex '
+	run "$PROCTOR" agents show fake-codex --agents "$T/agents"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -q 'framing      JSON lines'
+	run "$PROCTOR" agents show nope --agents "$T/agents"
+	[ "$status" -eq 1 ]
+	echo "$output" | grep -q "no agent descriptor named 'nope'"
+}
+
+@test "agents: a bad descriptor is an error naming the file and the key" {
+	printf '%s\n' '{"version":1,"name":"bad","argv":["x","{promt}"],"prompt":"argument","events":{"framing":"lines"},"colour":1}' \
+		>"$T/agents/bad.json"
+	run "$PROCTOR" agents show bad --agents "$T/agents"
+	[ "$status" -eq 1 ]
+	echo "$output" | grep -qF "$T/agents/bad.json: colour: unknown key"
+	echo "$output" | grep -qF "$T/agents/bad.json: argv[1]: an unknown placeholder"
+	run "$PROCTOR" agents list --agents "$T/agents"
+	[ "$status" -eq 1 ]
+	echo "$output" | grep -q 'INVALID'
+}
+
+@test "agents: a stream-json agent runs two turns, the second resuming the first's session, and calls uip" {
+	task fake-claude "call uip or jobs list" '["and now?"]'
+	run "$PROCTOR" run "$T/task.json" --agents "$T/agents" --out "$T/run" --quiet
+	[ "$status" -eq 0 ]
+	[ "$(result "r['status']")" = completed ]
+	[ "$(result "len(r['agent']['turns'])")" = 2 ]
+	sid=$(result "r['agent']['turns'][0]['session_id']")
+	[ -n "$sid" ] && [ "$sid" != None ]
+	[ "$(result "r['agent']['turns'][1]['session_id']")" = "$sid" ]
+	[ "$(result "r['agent']['session_id']")" = "$sid" ]
+	[ "$(result "r['agent']['turns'][1]['usage']['output_tokens']")" = 5 ]
+	# turn 1 was started with --resume <the id turn 0 reported>
+	grep -q "resumed $sid" "$T/run/logs/events.jsonl"
+	# the agent's tool call reached mockd, which journaled it; its answer is in the agent's events
+	[ "$(wc -l <"$T/run/logs/calls.jsonl")" -eq 1 ]
+	grep -q '"argv":\["or","jobs","list"\]' "$T/run/logs/calls.jsonl"
+	grep -q 'Faulted' "$T/run/logs/events.jsonl"
+	# JSON events are kept as JSON
+	head -1 "$T/run/logs/events.jsonl" | grep -q '"event":{'
+}
+
+@test "agents: an exec --json agent's turn.failed is agent_failed with the agent's error" {
+	task fake-codex "first" '["fail please"]'
+	run "$PROCTOR" run "$T/task.json" --agents "$T/agents" --out "$T/run" --quiet
+	[ "$status" -eq 0 ]
+	[ "$(result "r['status']")" = agent_failed ]
+	[ "$(result "r['agent']['turns'][1]['status']")" = failed ]
+	[ "$(result "r['agent']['turns'][1]['error']")" = "it failed" ]
+	result "r['reason']" | grep -q 'it failed'
+}
+
+@test "agents: exiting without the end-of-turn event, or with no recognisable event, is agent_crashed" {
+	task fake-claude "crash" '[]'
+	run "$PROCTOR" run "$T/task.json" --agents "$T/agents" --out "$T/run" --quiet
+	[ "$status" -eq 0 ]
+	[ "$(result "r['status']")" = agent_failed ]
+	[ "$(result "r['agent']['turns'][0]['status']")" = agent_crashed ]
+	result "r['reason']" | grep -q 'without the end-of-turn event'
+	rm -rf "$T/run"
+	task fake-codex "garbage" '[]'
+	run "$PROCTOR" run "$T/task.json" --agents "$T/agents" --out "$T/run" --quiet
+	[ "$status" -eq 0 ]
+	[ "$(result "r['agent']['turns'][0]['status']")" = agent_crashed ]
+	result "r['reason']" | grep -q 'no recognisable event'
+}
+
+@test "agents: a turn past limits.turn_timeout_s is discarded and the session goes on" {
+	task fake-claude "hang" '["after the timeout"]' '{"timeout_s":60,"turn_timeout_s":2}'
+	run "$PROCTOR" run "$T/task.json" --agents "$T/agents" --out "$T/run" --quiet
+	[ "$status" -eq 0 ]
+	[ "$(result "r['agent']['turns'][0]['status']")" = turn_timeout ]
+	[ "$(result "r['agent']['turns'][0]['discarded']")" = True ]
+	[ "$(result "r['agent']['turns'][1]['status']")" = completed ]
+	[ "$(result "r['status']")" = completed ]
+	[ "$(result "r['teardown']['survivors']")" = "[]" ]
+	[ "$(ps -u 2000 -o pid= | wc -l)" -eq 0 ]
+}
+
+@test "agents: a task naming no known descriptor, or a command the descriptor does not take, is config_error" {
+	task no-such-agent "x" '[]'
+	run "$PROCTOR" run "$T/task.json" --agents "$T/agents" --out "$T/run" --quiet
+	[ "$status" -eq 4 ]
+	echo "$output" | grep -q "agent.kind: no agent descriptor 'no-such-agent'"
+	rm -rf "$T/run"
+	cat >"$T/task.json" <<JSON
+{"version":1,"id":"x","agent":{"kind":"fake-claude","command":["/bin/true"],"args":["$FAKE/fake_stream.py"],"ro_paths":["$FAKE"]}}
+JSON
+	run "$PROCTOR" run "$T/task.json" --agents "$T/agents" --out "$T/run" --quiet
+	[ "$status" -eq 4 ]
+	echo "$output" | grep -q "agent.command: the 'fake-claude' agent runs its own program"
+}
