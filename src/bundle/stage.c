@@ -57,9 +57,12 @@ static int open_dir_beneath(int dirfd, const char *rel)
 			  RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 }
 
-static int dup_cloexec(int fd)
+/* A new open file description of the directory fd, close-on-exec. Not dup(): a duplicate shares
+ * the directory offset, so after one readdir pass to the end (make_readonly, verify) the next
+ * pass over a dup (rm_below, on failure) would see nothing and leave the bundle behind. */
+static int reopen_dir(int fd)
 {
-	int r = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	int r = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	return r < 0 ? -errno : r;
 }
@@ -274,7 +277,7 @@ static void rm_below(int dirfd)
 {
 	DIR *dp;
 	struct dirent *e;
-	int dup_fd = dup_cloexec(dirfd);
+	int dup_fd = reopen_dir(dirfd);
 
 	if (dup_fd < 0 || !(dp = fdopendir(dup_fd))) {
 		if (dup_fd >= 0)
@@ -307,7 +310,7 @@ static void rm_below(int dirfd)
 static int make_readonly(int dirfd, bool root)
 {
 	struct dirent *e;
-	int dup_fd = dup_cloexec(dirfd), r = 0;
+	int dup_fd = reopen_dir(dirfd), r = 0;
 	DIR *dp = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
 
 	if (!dp) {
@@ -705,7 +708,7 @@ static int verify_tree(const char *dest, const struct manifest *m, bool hash, st
 	if ((v.root.st_mode & 07777) != BUNDLE_DIR_MODE)
 		drift_note(&v, &ret->modes, "mode drift", ".", " (directory not 0555)");
 	verify_missing(&v);
-	verify_dir(&v, dup_cloexec(v.rootfd), "", 0);
+	verify_dir(&v, reopen_dir(v.rootfd), "", 0);
 	close(v.rootfd);
 	free(v.chunk);
 	return ret->missing + ret->undeclared + ret->changed + ret->links + ret->modes ? 1 : 0;
