@@ -110,6 +110,23 @@ teardown() {
 	[ -d "$B" ] && [ -z "$(ls -A "$B")" ] # it existed empty: left empty
 }
 
+@test "bundle build: with several copiers, a file changed in a later share is caught and nothing is left" {
+	mkdir -p "$P/skills/many"
+	(cd "$P/skills/many" && seq -f 'f%03g.md' 1 300 | xargs touch)
+	for f in "$P"/skills/many/f*.md; do echo "$f" >"$f"; done
+	printf '#!/bin/sh\necho tampered >>"%s/skills/many/f290.md"\n' "$P" >"$T/hook"
+	chmod +x "$T/hook"
+	PROCTOR_BUNDLE_TEST_HOOK="$T/hook" run "$PROCTOR" bundle build "$P" "$B"
+	[ "$status" -eq 1 ]
+	echo "$output" | grep -qF "skills/many/f290.md: changed between the walk and the copy"
+	[ ! -e "$B" ] && [ ! -e "$B.manifest.json" ]
+	run "$PROCTOR" bundle build "$P" "$B"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -qF "$B: 307 files, 1 symlinks"
+	run "$PROCTOR" bundle verify "$B"
+	[ "$status" -eq 0 ]
+}
+
 tamper() { # tamper CMD: stage, make writable, run CMD, restore modes; verify must exit 1
 	"$PROCTOR" bundle build "$P" "$B" >/dev/null
 	chmod -R u+w "$B"
