@@ -4,7 +4,7 @@
 set -eu
 BUILD=${BUILD:-build}
 B=$(cd "$BUILD" && pwd)
-W=$(mktemp -d /tmp/proctor-bench-XXXXXX)
+W=$(mktemp -d "${BENCH_TMP:-/tmp}/proctor-bench-XXXXXX") # BENCH_TMP=/dev/shm: no disk noise
 PID=
 cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null; rm -rf "$W"; }
 trap cleanup EXIT
@@ -110,21 +110,30 @@ for i in range(100000):                     # 100,000 files of 100 bytes
         f.write(random.randbytes(100))
 PY
 secs() { t0=$(date +%s%N); "$@" >/dev/null 2>&1; echo "$(( ($(date +%s%N) - t0) / 1000000 ))"; }
+best3() { # best3 CLEANUP CMD...: the best wall time of 3 runs in ms, CLEANUP run after each
+	clean=$1; shift; best=
+	for _ in 1 2 3; do
+		t=$(secs "$@"); sh -c "$clean"
+		[ -z "$best" ] || [ "$t" -lt "$best" ] && best=$t
+	done
+	echo "$best"
+}
 find "$W/big" -type f -print0 | xargs -0 cat >/dev/null            # warm the cache
 t_sum=$(secs sh -c "find '$W/big' -type f -print0 | xargs -0 sha256sum")
-t_cp=$(secs cp -r "$W/big" "$W/cp-copy")
-rm -rf "$W/cp-copy"
-t_build=$(secs "$B/proctor" bundle build "$W/big" "$W/big-bundle")
-chmod -R u+w "$W/big-bundle"; rm -rf "$W/big-bundle" "$W/big-bundle.manifest.json"
+rmb() { echo "chmod -R u+w '$1' 2>/dev/null; rm -rf '$1' '$1.manifest.json'"; }
+t_cp=$(best3 "rm -rf '$W/cp-copy'" cp -r "$W/big" "$W/cp-copy")
+t_build=$(best3 "$(rmb "$W/big-bundle")" "$B/proctor" bundle build "$W/big" "$W/big-bundle")
 mbs() { awk "BEGIN{printf \"%.0f\", 1024000/$1}"; }
-echo "1 GiB in 10,000 files: sha256sum ${t_sum} ms ($(mbs "$t_sum") MiB/s), cp -r ${t_cp} ms ($(mbs "$t_cp") MiB/s)"
-echo "bundle build+stage ${t_build} ms ($(mbs "$t_build") MiB/s) = $(awk "BEGIN{printf \"%.2f\", $t_build/$t_sum}")x sha256sum (goal <= 1.5x)"
-t_scp=$(secs cp -r "$W/small" "$W/small-copy")
-rm -rf "$W/small-copy"
-t_small=$(secs "$B/proctor" bundle build "$W/small" "$W/small-bundle")
-chmod -R u+w "$W/small-bundle"; rm -rf "$W/small-bundle"
-# Creating 100,000 inodes dominates here (ext4's allocator, not our code): cp -r is the baseline.
-echo "100,000 small files: build+stage ${t_small} ms = $(awk "BEGIN{printf \"%.0f\", 100000000/$t_small}") files/s (cp -r: ${t_scp} ms = $(awk "BEGIN{printf \"%.0f\", 100000000/$t_scp}") files/s)"
+echo "1 GiB in 10,000 files (best of 3): sha256sum ${t_sum} ms ($(mbs "$t_sum") MiB/s), cp -r ${t_cp} ms ($(mbs "$t_cp") MiB/s)"
+echo "bundle build+stage ${t_build} ms ($(mbs "$t_build") MiB/s) = $(awk "BEGIN{printf \"%.2f\", $t_build/$t_cp}")x cp -r (goal <= 1.3x)"
+# 100,000 files and 1,001 directories: over the default --max-files of 100,000.
+t_scp=$(best3 "rm -rf '$W/small-copy'" cp -r "$W/small" "$W/small-copy")
+t_small=$(best3 "$(rmb "$W/small-bundle")" "$B/proctor" bundle build --max-files 200000 "$W/small" "$W/small-bundle")
+echo "100,000 small files (best of 3): build+stage ${t_small} ms = $(awk "BEGIN{printf \"%.0f\", 100000000/$t_small}") files/s, cp -r ${t_scp} ms = $(awk "BEGIN{printf \"%.2f\", $t_small/$t_scp}")x cp -r (goal <= 1.3x)"
+"$B/proctor" bundle build "$W/big" "$W/big-bundle" >/dev/null
+t_verify=$(secs "$B/proctor" bundle verify "$W/big-bundle")
+sh -c "$(rmb "$W/big-bundle")"
+echo "bundle verify of the 1 GiB bundle (hashes every byte): ${t_verify} ms"
 
 echo "== write guard hook (exec, read payload, decide, print), median of $N"
 mkdir -p "$W/gws"
