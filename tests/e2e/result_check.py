@@ -169,7 +169,7 @@ def check_teardown(t, status):
     method = want(t, "method", (str,), "teardown", nullable=not ran)
     if method is not None and method not in ("pid_namespace+uid_sweep", "uid_sweep"):
         bad("teardown.method", "unknown method %r" % method)
-    want(t, "left_behind", (int,), "teardown")
+    want(t, "left_behind", (int,), "teardown", nullable=True)
     survivors = want(t, "survivors", (list,), "teardown")
     want(t, "mockd_exit", (int,), "teardown", nullable=True)
     want(t, "socket_removed", (bool,), "teardown", nullable=True)
@@ -226,19 +226,42 @@ def check(r, want_status, want_exit):
 
 
 def events(run_dir):
-    """The agent's stdout lines. events.jsonl holds one JSON object per line."""
+    """The agent's stdout lines, from RUN/logs/events.jsonl: one record per line,
+    {"seq","stream":"stdout","text","truncated","ts"}, seq counting from 1, each text one
+    whole line of the agent's stdout (here: a JSON object, as the test agents print)."""
     rc = 0
+    seq = 0
+
+    def fail(n, msg):
+        nonlocal rc
+        print("events.jsonl:%d: %s" % (n, msg), file=sys.stderr)
+        rc = 1
+
     with open(os.path.join(run_dir, "logs", "events.jsonl"), "rb") as f:
         for n, raw in enumerate(f, 1):
             try:
-                ev = json.loads(raw)
+                rec = json.loads(raw)
             except ValueError as e:
-                print("events.jsonl:%d: not JSON (%s): %.80r" % (n, e, raw), file=sys.stderr)
-                rc = 1
+                fail(n, "not JSON (%s): %.80r" % (e, raw))
+                continue
+            if not isinstance(rec, dict) or rec.get("stream") != "stdout" \
+                    or not isinstance(rec.get("text"), str):
+                fail(n, "not a stdout record: %.80r" % raw)
+                continue
+            seq += 1
+            if rec.get("seq") != seq:
+                fail(n, "seq %r, expected %d" % (rec.get("seq"), seq))
+            if rec.get("truncated") is not False:
+                fail(n, "truncated is %r" % rec.get("truncated"))
+            if not isinstance(rec.get("ts"), str) or not TIME_RE.match(rec["ts"]):
+                fail(n, "ts %r is not RFC 3339 UTC with milliseconds" % rec.get("ts"))
+            try:
+                ev = json.loads(rec["text"])
+            except ValueError as e:
+                fail(n, "the agent's line is not JSON (%s): %.80r" % (e, rec["text"]))
                 continue
             if not isinstance(ev, dict):
-                print("events.jsonl:%d: not an object" % n, file=sys.stderr)
-                rc = 1
+                fail(n, "the agent's line is not an object")
                 continue
             print(json.dumps(ev, separators=(",", ":")))
     return rc

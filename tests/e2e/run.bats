@@ -458,17 +458,28 @@ config_error() { # config_error TASK FIELD-TEXT: proctor run TASK fails as it sh
 
 # --- infrastructure failures: isolation_failed, exit 3 -----------------------------------
 
-@test "run: a fixture mockd rejects at startup: isolation_failed, exit 3, mockd's message" {
+@test "run: a fixture mockd's loader rejects is a task error: config_error, exit 4, the rule named" {
 	task "$T/t" exit-at-once.sh "$MOCK"
-	# valid JSON, but two exact rules with the same argv: mockd's loader refuses it
+	# valid JSON, but two exact rules with the same argv: mockd's own loader refuses it
 	cat >"$T/t/uip.json" <<'EOF'
 {"version": 1, "responses": [{"argv": ["login"]}, {"argv": ["login"]}]}
 EOF
+	config_error "$T/t/task.json" "task.json: mocks"
+	echo "$stderr" | grep -q 'responses\[1\]'
+	[ "$(rget 'r["agent"]["exit_code"]')" = None ]
+}
+
+@test "run: mockd failing at startup: isolation_failed, exit 3, mockd's message" {
+	task "$T/t" exit-at-once.sh "$MOCK"
+	fixture "$T/t"
+	# a run directory whose socket path does not fit in sun_path: mockd cannot bind
+	R=$T/$(printf 'r%.0s' $(seq 90))
 	prun "$T/t/task.json"
 	echo "status $status, stderr: $stderr"
 	[ "$status" -eq 3 ]
 	result_ok isolation_failed 3
 	rget 'r["reason"]' | grep -qi mockd
+	rget 'r["reason"]' | grep -q 'socket path is longer'
 	[ "$(rget 'r["agent"]["exit_code"]')" = None ]
 }
 
