@@ -258,5 +258,9 @@ try regain-root "setuid(0)" python3 -c 'import os; os.setuid(0)'
 setsid sh -c 'trap "" TERM HUP; exec sleep 1000' </dev/null >/dev/null 2>&1 &
 printf '{"attempt":"leave-background-process","blocked":null,"how":"teardown must kill it","target":"pid %s"}\n' "$!"
 
-step done "$([ "$bad" -eq 0 ] && echo true || echo false)" "honest work done, every attempt failed"
+if [ "$bad" -eq 0 ]; then
+	step done true "the honest work succeeded and every attempt failed"
+else
+	step done false "a step failed or an attempt was not blocked: see the events above"
+fi
 exit "$bad"
