@@ -73,13 +73,15 @@ pids() {
 	done
 }
 
-# my ancestors of my own uid (the worker that hosts me), nearest first
+# the worker that hosts me: my parent (pid 1 if I am in a pid namespace), and above it my
+# ancestors of my own uid
 ancestors() {
 	p=$PPID
-	while [ "$p" -gt 1 ] && [ -r "/proc/$p/status" ]; do
-		[ "$(uid_of "$p")" = "$me" ] || break
+	echo "$p"
+	while [ "$p" -gt 1 ]; do
+		p=$(sed -n 's/^PPid:[[:space:]]*//p' "/proc/$p/status" 2>/dev/null)
+		[ -n "$p" ] && [ "$p" -ge 1 ] && [ "$(uid_of "$p")" = "$me" ] || break
 		echo "$p"
-		p=$(sed -n 's/^PPid:[[:space:]]*//p' "/proc/$p/status")
 	done
 }
 

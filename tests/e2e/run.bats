@@ -264,15 +264,23 @@ worker_of() {
 	[ "$(rget 'r["teardown"]["survivors"]')" = "[]" ]
 }
 
-@test "run: an agent that SIGKILLs its worker: isolation_failed, exit 3" {
+@test "run: an agent that SIGKILLs its worker: isolation_failed, exit 3 (no effect in a pid namespace)" {
 	task "$T/t" stop-worker.sh '{"agent": {"command": ["./stop-worker.sh", "KILL", "5"]}}'
 	SECONDS=0
 	prun "$T/t/task.json"
-	echo "$stderr"
-	[ "$status" -eq 3 ]
+	echo "status $status, stderr: $stderr"
 	[ "$SECONDS" -lt 20 ]
-	result_ok isolation_failed 3
-	rget 'r["reason"]' | grep -qi worker
+	if [ "$(rget 'r["isolation"]["pid_namespace"]["state"]')" = enforced ]; then
+		# the worker is pid 1 of the agent's namespace: a signal from inside without a handler
+		# is dropped, the worker lives on and reports the agent's exit
+		[ "$status" -eq 0 ]
+		result_ok completed 0
+	else
+		[ "$status" -eq 3 ]
+		result_ok isolation_failed 3
+		rget 'r["reason"]' | grep -qi worker
+	fi
+	[ "$(rget 'r["teardown"]["survivors"]')" = "[]" ]
 }
 
 @test "run: an agent that SIGSTOPs its worker cannot hold the run past its timeout" {

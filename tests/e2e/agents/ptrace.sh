@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # ptrace(PTRACE_ATTACH) and /proc/PID/mem reads against mockd (a process of another uid running
-# proctor) and the worker (its ancestors of its own uid, non-dumpable): one event line each.
+# proctor) and the worker (its parent and the ancestors of its own uid above it; non-dumpable):
+# one event line each.
 # Prints {"agent":"ptrace","targets":N} first; N is 0 when nothing is visible.
 exec python3 -c '
 import ctypes, errno, json, os
@@ -25,16 +26,18 @@ def targets():
             continue
         if uid not in (me, 0) and b"proctor" in cmd:
             found.append(("mockd", int(d)))
+    # the parent is the worker (pid 1 in a pid namespace, where /proc/1 is the host init's);
+    # above it, ancestors of my uid
     pid = os.getppid()
+    found.append(("worker", pid))
     while pid > 1:
         try:
-            st = status(pid)
-        except OSError:
-            break
-        if int(st["Uid"].split()[0]) != me:
+            pid = int(status(pid)["PPid"])
+            if pid < 1 or int(status(pid)["Uid"].split()[0]) != me:
+                break
+        except (OSError, KeyError, ValueError):
             break
         found.append(("worker", pid))
-        pid = int(st["PPid"])
     return found
 
 def emit(attempt, blocked, how, target):
