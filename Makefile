@@ -56,7 +56,8 @@ else
 endif
 
 LIB_SRC  := $(wildcard src/lib/*.c)
-MOCK_SRC := $(wildcard src/mock/*.c) $(wildcard src/bundle/*.c) $(wildcard src/priv/*.c) $(wildcard src/guard/*.c)
+MOCK_SRC := $(wildcard src/mock/*.c) $(wildcard src/bundle/*.c) $(wildcard src/priv/*.c) $(wildcard src/guard/*.c) \
+            $(wildcard src/run/*.c)
 CLI_SRC  := $(wildcard src/cli/*.c)
 CORE_SRC := $(LIB_SRC) $(MOCK_SRC)
 SHIM_SRC := src/shim.c src/lib/buf.c src/lib/diag.c src/lib/fd.c src/lib/json.c src/lib/path.c \

@@ -18,6 +18,8 @@ struct command {
 };
 
 static const struct command commands[] = {
+	{ "run", cmd_run, "evaluate one task inside the whole cage and report what happened" },
+	{ "report", cmd_report, "what happened in a run, for a person (text) or a machine (--json)" },
 	{ "mockd", cmd_mockd, "serve recorded CLI responses to the agent over a protected socket" },
 	{ "mock-client", cmd_mock_client, "send one call to mockd (what a shim does)" },
 	{ "fixtures", cmd_fixtures, "check, sort, replay, coverage and record fixtures" },
@@ -27,6 +29,7 @@ static const struct command commands[] = {
 	{ "reap", cmd_reap, "kill every process of a uid and fail closed if any survive" },
 	{ "doctor", cmd_doctor, "report which isolation layers this host supports" },
 	{ "guard", cmd_guard, "the write guard: install, teardown, status, and the PreToolUse hook" },
+	{ "worker", cmd_worker, "internal: the unprivileged agent host that proctor run starts" },
 };
 
 static int usage(FILE *f, int status)

@@ -29,6 +29,7 @@ const char *const bundle_default_allow[] = { "skills", "commands", "agents", ".c
 const size_t bundle_default_nallow = 5;
 const char *const bundle_default_deny[] = { "resolution.md", "check_*.py", "tests/" };
 const size_t bundle_default_ndeny = 3;
+const struct bundle_rules bundle_default_rules = { bundle_default_allow, 5, bundle_default_deny, 3 };
 
 const char *bundle_denied(const struct bundle_rules *rules, const char *name, bool is_dir)
 {

@@ -48,6 +48,7 @@ extern const char *const bundle_default_allow[];
 extern const size_t bundle_default_nallow;
 extern const char *const bundle_default_deny[];
 extern const size_t bundle_default_ndeny;
+extern const struct bundle_rules bundle_default_rules;
 
 /* Walk SRC's allowed entries without following links, hash every regular file and validate
  * every symlink. Every problem is added to `d` as "REL: what is wrong"; -EINVAL when there was

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../bundle/build.h"
 #include "../bundle/manifest.h"
 #include "../bundle/stage.h"
 #include "../lib/log.h"
@@ -84,19 +85,18 @@ static struct bundle_rules bundle_rules_of(struct bundle_args *a)
 	return r;
 }
 
-static int bundle_build(int argc, char **argv)
+static int bundle_build_cmd(int argc, char **argv)
 {
 	struct bundle_args a = { 0 };
 	int i = bundle_parse(&a, argc, argv, 2);
 	struct bundle_rules rules = bundle_rules_of(&a);
+	struct bundle_limits lim = { .rules = &rules };
 	struct manifest *m = NULL;
 	struct diag d;
 	int r;
 
 	diag_init(&d);
-	r = bundle_walk(argv[i], &rules, &d, &m);
-	if (r == 0)
-		r = bundle_stage(argv[i], argv[i + 1], m, &d);
+	r = bundle_build(argv[i], argv[i + 1], &lim, &d, &m);
 	print_diag(&d, "");
 	if (r == 0)
 		printf("%s: %zu files, %zu symlinks, digest %s\n", argv[i + 1], m->nfiles, m->nlinks, m->digest);
@@ -165,7 +165,7 @@ int cmd_bundle(int argc, char **argv)
 	log_set_prog(!strcmp(argv[1], "build") ? "proctor bundle build" : !strcmp(argv[1], "verify") ?
 		     "proctor bundle verify" : "proctor bundle manifest");
 	if (!strcmp(argv[1], "build"))
-		return bundle_build(argc - 1, argv + 1);
+		return bundle_build_cmd(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "verify"))
 		return bundle_verify_cmd(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "manifest"))

@@ -22,5 +22,12 @@ int cmd_identity(int argc, char **argv);
 int cmd_reap(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_guard(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_worker(int argc, char **argv);
+/* Print a run's report (text, or JSON) to f; errors go to stderr. 0 or -errno. */
+#include <stdbool.h>
+#include <stdio.h>
+int report_print(const char *dir, bool json, FILE *f);
 
 #endif

@@ -6,11 +6,14 @@
 #include <getopt.h>
 #include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
+#include "../lib/cleanup.h"
 #include "../lib/diag.h"
 #include "../lib/fd.h"
 #include "../lib/log.h"
@@ -19,6 +22,7 @@
 #include "../mock/journal.h"
 #include "../mock/server.h"
 #include "../mock/service.h"
+#include "../priv/drop.h"
 
 #define MOCKD_MAX_ALLOWED_UIDS 64
 
@@ -46,6 +50,9 @@ static const char mockd_usage[] =
 	"  --client-timeout SEC      time a client has to send its request (default 10)\n"
 	"  --passthrough-timeout SEC real tool time limit (default 60)\n"
 	"  --max-clients N           concurrent clients (default 4096)\n"
+	"  --user USER --group GROUP drop to this identity (as root only; never 0) once the\n"
+	"                            fixtures are loaded, the socket bound and the journal open\n"
+	"  --groups G,G,...          supplementary groups after the drop (default none)\n"
 	"  --check                   validate the config and fixtures, then exit\n"
 	"  -v, --verbose             say what is being served\n"
 	"\n"
@@ -53,7 +60,7 @@ static const char mockd_usage[] =
 	"failure, 2 usage. See proctor-mockd(1).\n";
 
 struct mockd_args {
-	const char *config, *tool, *fixture, *pt_exec, *socket, *journal, *group;
+	const char *config, *tool, *fixture, *pt_exec, *socket, *journal, *group, *user, *run_group;
 	struct strv prefixes, noise;
 	unsigned long max_requests, client_timeout_s, pt_timeout_s, max_clients;
 	bool has_noise, check, has_client_timeout, has_pt_timeout;
@@ -61,12 +68,13 @@ struct mockd_args {
 	unsigned mode;
 	uid_t uids[MOCKD_MAX_ALLOWED_UIDS];
 	size_t nuids;
+	struct drop_opts drop; /* valid when user is set */
 };
 
 enum {
 	OPT_CONFIG = 256, OPT_TOOL, OPT_FIXTURE, OPT_PASSTHROUGH, OPT_PT_EXEC, OPT_MAX_REQ, OPT_NOISE,
 	OPT_SOCKET, OPT_GROUP, OPT_MODE, OPT_ALLOW, OPT_JOURNAL, OPT_READY, OPT_CTIMEOUT, OPT_PTIMEOUT,
-	OPT_MAXCLI, OPT_CHECK,
+	OPT_MAXCLI, OPT_CHECK, OPT_USER, OPT_RUN_GROUP, OPT_RUN_GROUPS,
 };
 
 static const struct option mockd_opts[] = {
@@ -87,6 +95,9 @@ static const struct option mockd_opts[] = {
 	{ "passthrough-timeout", required_argument, NULL, OPT_PTIMEOUT },
 	{ "max-clients", required_argument, NULL, OPT_MAXCLI },
 	{ "check", no_argument, NULL, OPT_CHECK },
+	{ "user", required_argument, NULL, OPT_USER },
+	{ "group", required_argument, NULL, OPT_RUN_GROUP },
+	{ "groups", required_argument, NULL, OPT_RUN_GROUPS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -105,6 +116,45 @@ static unsigned long num_or_die(const char *opt, const char *v, unsigned long mi
 	if (parse_ulong(v, min, max, &n) < 0)
 		die(EXIT_USAGE, "%s: '%s' is not a whole number from %lu to %lu", opt, v, min, max);
 	return n;
+}
+
+static uid_t user_or_die(const char *opt, const char *v)
+{
+	unsigned long n;
+	struct passwd *pw;
+
+	if (parse_ulong(v, 0, 4294967294UL, &n) == 0)
+		return (uid_t)n;
+	if (!(pw = getpwnam(v)))
+		die(EXIT_USAGE, "%s: no user named '%s'", opt, v);
+	return pw->pw_uid;
+}
+
+static gid_t group_or_die(const char *opt, const char *v)
+{
+	unsigned long n;
+	struct group *gr;
+
+	if (parse_ulong(v, 0, 4294967294UL, &n) == 0)
+		return (gid_t)n;
+	if (!(gr = getgrnam(v)))
+		die(EXIT_USAGE, "%s: no group named '%s'", opt, v);
+	return gr->gr_gid;
+}
+
+static void groups_or_die(struct drop_opts *o, const char *list)
+{
+	_cleanup_free_ char *copy = strdup(list);
+	char *save = NULL;
+
+	if (!copy)
+		die(EXIT_FAILURE_, "out of memory");
+	o->ngroups = 0;
+	for (char *g = strtok_r(copy, ",", &save); g; g = strtok_r(NULL, ",", &save)) {
+		if (o->ngroups == IDENTITY_MAX_GROUPS)
+			die(EXIT_USAGE, "--groups: at most %d groups", IDENTITY_MAX_GROUPS);
+		o->groups[o->ngroups++] = group_or_die("--groups", g);
+	}
 }
 
 static int mockd_parse_one(struct mockd_args *a, int c)
@@ -148,11 +198,29 @@ static int mockd_parse_one(struct mockd_args *a, int c)
 		break;
 	case OPT_MAXCLI: a->max_clients = num_or_die("--max-clients", optarg, 1, 1000000); break;
 	case OPT_CHECK: a->check = true; break;
+	case OPT_USER: a->user = optarg; a->drop.uid = user_or_die("--user", optarg); break;
+	case OPT_RUN_GROUP: a->run_group = optarg; a->drop.gid = group_or_die("--group", optarg); break;
+	case OPT_RUN_GROUPS: groups_or_die(&a->drop, optarg); break;
 	case 'v': log_set_verbose(1); break;
 	case 'h': fputs(mockd_usage, stdout); exit(EXIT_OK);
 	default: fputs(mockd_usage, stderr); exit(EXIT_USAGE);
 	}
 	return 0;
+}
+
+/* --user/--group/--groups: all or nothing, as root only, never to root. */
+static void mockd_parse_identity(struct mockd_args *a)
+{
+	if (!a->user && !a->run_group && !a->drop.ngroups)
+		return;
+	if (!a->user || !a->run_group)
+		die(EXIT_USAGE, "--user, --group and --groups go together: give both --user and --group");
+	if (a->drop.uid == 0)
+		die(EXIT_USAGE, "--user: '%s' is root; mockd never serves as root after a drop", a->user);
+	if (a->drop.gid == 0)
+		die(EXIT_USAGE, "--group: '%s' is group 0 (root)", a->run_group);
+	if (geteuid() != 0 && !a->check)
+		die(EXIT_USAGE, "--user: only root can change identity (running as uid %u)", (unsigned)geteuid());
 }
 
 static void mockd_parse(struct mockd_args *a, int argc, char **argv)
@@ -176,6 +244,7 @@ static void mockd_parse(struct mockd_args *a, int argc, char **argv)
 		die(EXIT_USAGE, "--tool: '%s' is not a bare executable name", a->tool);
 	if (a->pt_exec && a->pt_exec[0] != '/')
 		die(EXIT_USAGE, "--passthrough-exec: '%s' must be an absolute path", a->pt_exec);
+	mockd_parse_identity(a);
 }
 
 static void diag_print(const struct diag *d)
@@ -275,6 +344,21 @@ static void mockd_report(const struct mock_service *svc, const char *sock)
 		log_info("serving on %s", sock);
 }
 
+/* Everything that needs root is done (fixtures read, socket bound and chowned, journal open):
+ * become the service identity and prove it before the readiness byte is written. */
+static int mockd_drop(struct mockd_args *a, struct diag *d)
+{
+	const char *step = "?";
+	int r = drop_prepare(&a->drop, &step);
+
+	if (r == 0)
+		r = drop_apply(&a->drop, &step);
+	if (r < 0)
+		diag_error(d, "--user %s --group %s: dropping privileges failed at %s: %s", a->user, a->run_group, step,
+			   strerror(-r));
+	return r;
+}
+
 int cmd_mockd(int argc, char **argv)
 {
 	struct mockd_args a;
@@ -323,6 +407,10 @@ int cmd_mockd(int argc, char **argv)
 	so.on_error = mockd_runtime_error;
 	if (mock_server_bind(&so, &d, &srv) < 0)
 		goto out;
+	if (a.user && mockd_drop(&a, &d) < 0)
+		goto out;
+	/* A passthrough child runs as our uid: it must not be able to read our memory or fds. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	status = mock_server_run(srv, svc, &j, &d) < 0 ? EXIT_FAILURE_ : EXIT_OK;
 out:
 	diag_print(&d);

@@ -58,4 +58,14 @@ int guard_install(enum harness h, const char *root, unsigned ttl_s, const char *
  * manifest, prune directories we created. Safe when nothing is installed. */
 int guard_teardown(const char *root, struct buf *report);
 
+/* For proctor run: write a marker at marker_path (absolute; the caller keeps it out of the
+ * agent's reach) arming the hook for `root` (absolute, resolved) until now + ttl_s; denials are
+ * appended to denial_log (may be NULL). The same bytes `guard_install` writes. 0 or -errno
+ * (-EINVAL for a relative path or a zero ttl). */
+int guard_marker_write(const char *marker_path, const char *root, unsigned ttl_s, const char *denial_log);
+/* The harness's hook configuration whose command runs `exe guard hook --harness H marker_path`:
+ * Claude Code, a settings object {"hooks":{"PreToolUse":[...]}} (for --settings FILE); Codex, a
+ * hooks.json object of the same shape. The entry is the one `guard_install` merges. NULL on OOM. */
+json_t *guard_hook_config(enum harness h, const char *exe, const char *marker_path);
+
 #endif

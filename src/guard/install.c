@@ -170,6 +170,13 @@ static json_t *hook_entry(enum harness h, const char *exe, const char *marker)
 	return e;
 }
 
+/* The marker: a contract with the hook (guard_marker_load) and with `proctor run`. */
+static json_t *marker_json(const char *root, const char *expires, const char *denial_log)
+{
+	return json_pack("{s:b,s:[s],s:s,s:o}", "active", 1, "allowedRoots", root, "expiresAt", expires,
+			 "denialLogPath", denial_log ? json_string(denial_log) : json_null());
+}
+
 /* The settings with our entry appended to hooks.PreToolUse; every existing key keeps its place. */
 static json_t *settings_merge(json_t *old, json_t *entry)
 {
@@ -178,16 +185,15 @@ static json_t *settings_merge(json_t *old, json_t *entry)
 	if (!s)
 		return NULL;
 	hooks = json_object_get(s, "hooks");
-	if (!hooks) {
-		hooks = json_object();
-		json_object_set_new(s, "hooks", hooks);
-	}
+	if (!hooks && json_object_set_new(s, "hooks", json_object()) == 0)
+		hooks = json_object_get(s, "hooks");
 	pre = json_object_get(hooks, "PreToolUse");
-	if (!pre) {
-		pre = json_array();
-		json_object_set_new(hooks, "PreToolUse", pre);
+	if (hooks && !pre && json_object_set_new(hooks, "PreToolUse", json_array()) == 0)
+		pre = json_object_get(hooks, "PreToolUse");
+	if (!pre || json_array_append(pre, entry) < 0) {
+		json_decref(s);
+		return NULL;
 	}
-	json_array_append(pre, entry);
 	return s;
 }
 
@@ -221,8 +227,7 @@ int guard_install(enum harness h, const char *root, unsigned ttl_s, const char *
 	merged = entry ? settings_merge(old, entry) : NULL;
 	rfc3339_ms(now, stamp, sizeof(stamp));
 	rfc3339_ms(now + (int64_t)ttl_s * 1000, expires, sizeof(expires));
-	marker = json_pack("{s:b,s:[s],s:s,s:o}", "active", 1, "allowedRoots", p.root, "expiresAt", expires,
-			   "denialLogPath", denial_log ? json_string(denial_log) : json_null());
+	marker = marker_json(p.root, expires, denial_log);
 	if ((r = mkdirs(p.root, p.hookdir, created)) < 0 || (r = mkdirs(p.root, p.skills, created)) < 0) {
 		buf_printf(report, "%s: cannot create directories: %s\n", p.root, strerror(-r));
 		goto out;
@@ -374,4 +379,31 @@ int guard_teardown(const char *root, struct buf *report)
 	if (!did)
 		buf_printf(report, "nothing installed under %s\n", root);
 	return 0;
+}
+
+int guard_marker_write(const char *marker_path, const char *root, unsigned ttl_s, const char *denial_log)
+{
+	char expires[96];
+	json_t *marker;
+	int r;
+
+	if (!marker_path || marker_path[0] != '/' || !root || root[0] != '/' || ttl_s == 0 ||
+	    (denial_log && denial_log[0] != '/'))
+		return -EINVAL;
+	rfc3339_ms(now_epoch_ms() + (int64_t)ttl_s * 1000, expires, sizeof(expires));
+	marker = marker_json(root, expires, denial_log);
+	r = marker ? write_json(marker_path, marker) : -ENOMEM;
+	json_decref(marker);
+	return r;
+}
+
+json_t *guard_hook_config(enum harness h, const char *exe, const char *marker_path)
+{
+	json_t *entry = hook_entry(h, exe, marker_path), *config;
+
+	if (!entry)
+		return NULL;
+	config = settings_merge(NULL, entry);
+	json_decref(entry);
+	return config;
 }

@@ -17,7 +17,7 @@ teardown() { teardown_tmp; }
 	[ -f "$T/dest/usr/share/man/man1/proctor.1" ]
 	[ -f "$T/dest/usr/share/man/man1/proctor-mockd.1" ]
 	[ -f "$T/dest/usr/share/man/man1/proctor-fixtures.1" ]
-	for m in proctor-bundle proctor-drop proctor-identity proctor-reap proctor-doctor proctor-guard; do
+	for m in proctor-run proctor-report proctor-bundle proctor-drop proctor-identity proctor-reap proctor-doctor proctor-guard; do
 		[ -f "$T/dest/usr/share/man/man1/$m.1" ]
 	done
 	run "$T/dest/usr/bin/proctor" --version
@@ -45,7 +45,7 @@ teardown() { teardown_tmp; }
 	[ "$status" -eq 0 ]
 	run "$PROCTOR" mock-client --help
 	[ "$status" -eq 0 ]
-	for cmd in drop identity reap doctor guard; do
+	for cmd in run report drop identity reap doctor guard; do
 		run "$PROCTOR" $cmd --help
 		[ "$status" -eq 0 ]
 		[ "${#lines[@]}" -le 40 ]

@@ -307,3 +307,53 @@ print(json.dumps({'version':1,'responses':[{'argv':['big'],'stdout':'x'*500000},
 	[ "$output" = "uip: internal error" ]
 	grep -q 'journal write failed: No space left on device' "$T/mockd.err"
 }
+
+@test "mockd: --user/--group/--groups drop the daemon after loading, binding and opening the journal" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to drop"
+	chmod 0600 "$T/uip.json" # root-owned: readable only before the drop
+	start_mockd --tool uip --fixture "$T/uip.json" --user 2100 --group 2100 --groups 2200 \
+		--passthrough '-n' --passthrough-exec /bin/cat
+	# The readiness byte came after the drop: the identity is already final.
+	[ "$(ps -o uid=,gid= -p "$MOCKD_PID" | tr -s ' ' | sed 's/^ //')" = "2100 2100" ]
+	run grep -E '^(Uid|Gid|Groups|NoNewPrivs|CapPrm|CapEff|CapBnd|CapAmb):' "/proc/$MOCKD_PID/status"
+	[ "$(echo "$output" | tr -s '\t ' ' ' | sed 's/ *$//')" = "Uid: 2100 2100 2100 2100
+Gid: 2100 2100 2100 2100
+Groups: 2200
+CapPrm: 0000000000000000
+CapEff: 0000000000000000
+CapBnd: 0000000000000000
+CapAmb: 0000000000000000
+NoNewPrivs: 1" ] || { echo "$output"; false; }
+	run "$UIP" or jobs get J1
+	[ "$status" -eq 0 ]
+	[ "$output" = "job J1" ]
+	# The real tool runs as the daemon's uid, which can no longer read the root-only fixture.
+	run "$UIP" -n "$T/uip.json"
+	[ "$status" -eq 1 ]
+	[ -z "$(echo "$output" | grep 'job J1')" ]
+	echo "$output" | grep -q 'Permission denied'
+	# The journal was opened as root before the drop and is still written.
+	[ "$(stat -c %u "$JOURNAL")" = 0 ]
+	run json_get '[(x["outcome"], x["exit"]) for x in d]' <"$JOURNAL"
+	[ "$output" = "[('exact', 0), ('passthrough', 1)]" ]
+}
+
+@test "mockd: --user is refused when not root, for uid 0, and without --group" {
+	run "$PROCTOR" mockd --tool uip --fixture "$T/uip.json" --user 0 --group 2100
+	[ "$status" -eq 2 ]
+	echo "$output" | grep -q "'0' is root"
+	run "$PROCTOR" mockd --tool uip --fixture "$T/uip.json" --user 2100
+	[ "$status" -eq 2 ]
+	echo "$output" | grep -q 'give both --user and --group'
+	run "$PROCTOR" mockd --tool uip --fixture "$T/uip.json" --user nosuchuser-x --group 2100
+	[ "$status" -eq 2 ]
+	echo "$output" | grep -q "no user named 'nosuchuser-x'"
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) not installed"
+	[ "$(id -u)" -eq 0 ] || skip "needs root to run as another uid"
+	chmod 0644 "$T/uip.json"
+	run setpriv --reuid 65534 --regid 65534 --clear-groups "$PROCTOR" mockd --tool uip --fixture "$T/uip.json" \
+		--socket "$T/other.sock" --user 2100 --group 2100
+	[ "$status" -eq 2 ]
+	echo "$output" | grep -q 'only root can change identity'
+	[ ! -e "$T/other.sock" ]
+}

@@ -8,6 +8,8 @@
 
 #include "../../src/guard/decide.h"
 #include "../../src/guard/guard.h"
+#include "../../src/lib/fd.h"
+#include "../../src/lib/util.h"
 
 struct row {
 	const char *cmd;
@@ -370,6 +372,68 @@ static void test_guard__marker_armed_and_expiry(void **state)
 	assert_int_equal(guard_marker_load(path, &m), -EINVAL);
 }
 
+/* The hook configuration `proctor run` hands the harness, and the marker it writes in the run
+ * directory: byte-pinned, a contract with Claude Code / Codex and with the hook. */
+static void test_guard__hook_config_bytes_pinned(void **state)
+{
+	json_t *j;
+	char *s;
+
+	(void)state;
+	j = guard_hook_config(HARNESS_CLAUDE, "/usr/bin/proctor", "/runs/r1/guard.json");
+	assert_non_null(j);
+	s = json_dumps(j, JSON_COMPACT);
+	assert_string_equal(s, "{\"hooks\":{\"PreToolUse\":[{\"matcher\":\"Write|Edit|MultiEdit|NotebookEdit|Bash\","
+			       "\"hooks\":[{\"type\":\"command\",\"command\":\"\\\"/usr/bin/proctor\\\" guard hook "
+			       "--harness claude-code \\\"/runs/r1/guard.json\\\"\"}]}]}}");
+	free(s);
+	json_decref(j);
+	j = guard_hook_config(HARNESS_CODEX, "/usr/bin/proctor", "/runs/r1/guard.json");
+	assert_non_null(j);
+	s = json_dumps(j, JSON_COMPACT);
+	assert_string_equal(s, "{\"hooks\":{\"PreToolUse\":[{\"matcher\":\"^Bash$|^apply_patch$|^Edit$|^Write$\","
+			       "\"hooks\":[{\"type\":\"command\",\"command\":\"\\\"/usr/bin/proctor\\\" guard hook "
+			       "--harness codex \\\"/runs/r1/guard.json\\\"\",\"timeout\":30,"
+			       "\"statusMessage\":\"proctor guard: checking write targets\"}]}]}}");
+	free(s);
+	json_decref(j);
+}
+
+static void test_guard__marker_write_bytes_pinned(void **state)
+{
+	static const char prefix[] = "{\n  \"active\": true,\n  \"allowedRoots\": [\n    \"/runs/r1/workspace\"\n  ],\n"
+				     "  \"expiresAt\": \"";
+	char path[256], *text;
+	struct guard_marker m;
+	struct buf b;
+	int64_t before = now_epoch_ms();
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/run-marker.json", scratch_dir);
+	assert_int_equal(guard_marker_write(path, "/runs/r1/workspace", 600, "/runs/r1/logs/guard-denials.jsonl"), 0);
+	buf_init(&b, 0);
+	assert_int_equal(fd_read_file(path, 65536, &b), 0);
+	text = b.data;
+	/* Everything but the timestamp is fixed. */
+	assert_true(b.len > strlen(prefix) + 24);
+	assert_memory_equal(text, prefix, strlen(prefix));
+	assert_string_equal(text + strlen(prefix) + 24, "\",\n  \"denialLogPath\": \"/runs/r1/logs/guard-denials.jsonl\"\n}\n");
+	assert_int_equal(guard_marker_load(path, &m), 0);
+	assert_true(guard_marker_armed(&m, now_epoch_ms()));
+	assert_true(m.expires_ms >= before + 600000 - 1000 && m.expires_ms <= now_epoch_ms() + 600000);
+	assert_string_equal(m.roots.v[0], "/runs/r1/workspace");
+	assert_string_equal(m.denial_log, "/runs/r1/logs/guard-denials.jsonl");
+	guard_marker_free(&m);
+	buf_free(&b);
+	assert_int_equal(guard_marker_write(path, "/w", 60, NULL), 0);
+	assert_int_equal(guard_marker_load(path, &m), 0);
+	assert_null(m.denial_log);
+	guard_marker_free(&m);
+	assert_int_equal(guard_marker_write("rel/marker.json", "/w", 60, NULL), -EINVAL);
+	assert_int_equal(guard_marker_write(path, "rel", 60, NULL), -EINVAL);
+	assert_int_equal(guard_marker_write(path, "/w", 0, NULL), -EINVAL);
+}
+
 static int guard_setup(void **state)
 {
 	char p[512];
@@ -397,6 +461,8 @@ int main(void)
 		cmocka_unit_test(test_guard__apply_patch_targets),
 		cmocka_unit_test(test_guard__verdict_bytes_pinned),
 		cmocka_unit_test(test_guard__marker_armed_and_expiry),
+		cmocka_unit_test(test_guard__hook_config_bytes_pinned),
+		cmocka_unit_test(test_guard__marker_write_bytes_pinned),
 	};
 
 	return cmocka_run_group_tests(tests, guard_setup, scratch_teardown);

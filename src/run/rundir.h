@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/* rundir.h: the run directory's layout and staging (doc/RESULT.md): make it, copy the
+ * workspace in (links kept as links, never followed), write root-only files, take an identity
+ * slot under a lock, and after the run look for private material in the workspace. Everything
+ * is done relative to directory fds with O_NOFOLLOW: the workspace is the agent's afterwards. */
+#ifndef PROCTOR_RUN_RUNDIR_H
+#define PROCTOR_RUN_RUNDIR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../lib/diag.h"
+#include "../lib/strv.h"
+
+#define RUN_TREE_MAX_ENTRIES 100000u
+#define RUN_TREE_MAX_BYTES (4ULL << 30)
+#define RUN_TREE_MAX_DEPTH 64u
+#define RUN_LOCK_DIR "/run/proctor"
+#define RUN_SLOT_WAIT_MS 10000u
+
+/* Make `path` (0711, root) or reuse it when it is an empty directory; *ret_fd is an O_DIRECTORY
+ * fd on it. -EEXIST when it exists and is not empty. */
+int rundir_create(const char *path, int *ret_fd);
+/* mkdirat + chown + chmod (chmod after chown: the mode is exact whatever the umask). */
+int rundir_mkdir(int dirfd, const char *name, mode_t mode, uid_t uid, gid_t gid);
+/* Create `name` in dirfd (O_EXCL, never following links) with exactly these bytes, owner, mode. */
+int rundir_write(int dirfd, const char *name, const void *data, size_t len, mode_t mode, uid_t uid, gid_t gid);
+/* Copy the file at `src` (a path the task author gave) to `name` in dirfd. */
+int rundir_copy_file(const char *src, int dirfd, const char *name, mode_t mode, uid_t uid, gid_t gid);
+/* Copy the tree at `src` into the existing directory dirfd: regular files, directories and
+ * symbolic links (as links), owned by uid:gid, modes kept (without set-id and sticky bits).
+ * Errors name the path at fault in `d`. Limits above. */
+int rundir_copy_tree(const char *src, int dirfd, uid_t uid, gid_t gid, struct diag *d);
+
+struct private_file {
+	char sha256[65];
+	off_t size;
+	struct strv leaked_into; /* workspace-relative paths with the same bytes */
+};
+/* Walk the workspace (never following links; bounded as above) and record every regular file
+ * whose bytes are one of the private files'. 0 or -errno (the walk's limits are not errors:
+ * *ret_truncated says it stopped early). */
+int rundir_find_private(int ws_fd, struct private_file *priv, size_t npriv, int *ret_truncated);
+/* SHA-256 of a file, opened without following a final link. */
+int rundir_hash_file(int dirfd, const char *name, char out[65], off_t *ret_size);
+
+/* Take one of `slots` identity slots: an exclusive flock on RUN_LOCK_DIR/slot-<base+k>.lock,
+ * waiting up to RUN_SLOT_WAIT_MS. *ret_slot = k, *ret_fd the lock (close it to release).
+ * -EBUSY when every slot stayed taken. */
+int rundir_take_slot(uid_t base, unsigned slots, unsigned *ret_slot, int *ret_fd);
+
+#endif

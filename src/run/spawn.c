@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: MIT */
+/* spawn.c: the processes of a run and the channel to the worker. mockd is exec'd as root and
+ * drops itself after loading, binding and opening its journal; the worker is dropped here (its
+ * Landlock ruleset is the agent's) and exec'd as `proctor worker`, as pid 1 of its own pid
+ * namespace where the host allows one. Frames from the worker are checked one by one: a bad
+ * length, a foreign nonce, an unknown event or an unexpected response fails the run. */
+#include "run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdnoreturn.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include "../lib/fd.h"
+#include "../lib/json.h"
+#include "../lib/util.h"
+#include "../priv/drop.h"
+#include "rundir.h"
+#include "worker.h"
+
+static const char *const system_dirs[] = { "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc" };
+static const char *const dev_files[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom" };
+
+char *run_path(const struct run *r, const char *rel)
+{
+	char *p;
+
+	return asprintf(&p, "%s/%s", r->dir, rel) < 0 ? NULL : p;
+}
+
+void run_phase_end(struct run *r, enum run_phase ph, uint64_t start)
+{
+	r->ms[ph] += now_mono_ms() - start;
+}
+
+bool run_failed(const struct run *r)
+{
+	return r->status != NULL;
+}
+
+/* Signals for the child before exec: nothing blocked, nothing ignored. */
+void run_child_signals(void)
+{
+	sigset_t none;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+}
+
+int run_open_log(struct run *r, const char *rel, mode_t mode, uid_t uid, gid_t gid)
+{
+	int fd, err;
+
+	if ((err = rundir_write(r->dfd, rel, "", 0, mode, uid, gid)) < 0)
+		return err;
+	fd = openat(r->dfd, rel, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+void run_log_tail(struct run *r, const char *rel, char *out, size_t n)
+{
+	struct buf b;
+	char *p = run_path(r, rel);
+
+	out[0] = '\0';
+	buf_init(&b, 0);
+	if (p && fd_read_file(p, 1 << 20, &b) == 0 && b.len) {
+		const char *start = b.len > n - 1 ? b.data + b.len - (n - 1) : b.data;
+
+		snprintf(out, n, "%s", start);
+		for (char *q = out; *q; q++)
+			if (*q == '\n' && q[1])
+				*q = ' ';
+	}
+	buf_free(&b);
+	free(p);
+}
+
+/* ---- mockd ---- */
+
+static noreturn void mockd_exec(struct run *r, int ready_w, int log_fd)
+{
+	char sock[PATH_MAX], cfg[PATH_MAX], journal[PATH_MAX], uid[16], muid[16], rgid[16];
+	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	char *argv[] = { "proctor", "mockd", "--config", cfg, "--socket", sock, "--socket-group", rgid,
+			 "--socket-mode", "0660", "--journal", journal, "--ready-fd", "3", "--allow-uid", uid,
+			 "--user", muid, "--group", muid, "--groups", rgid, NULL };
+	char *env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", NULL };
+
+	run_child_signals();
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	snprintf(sock, sizeof(sock), "%s/sock/mock.sock", r->dir);
+	snprintf(cfg, sizeof(cfg), "%s/private/mock-config.json", r->dir);
+	snprintf(journal, sizeof(journal), "%s/logs/calls.jsonl", r->dir);
+	snprintf(uid, sizeof(uid), "%u", (unsigned)r->uid);
+	snprintf(muid, sizeof(muid), "%u", (unsigned)r->muid);
+	snprintf(rgid, sizeof(rgid), "%u", (unsigned)r->rgid);
+	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0 || dup2(ready_w, 3) < 0 ||
+	    syscall(SYS_close_range, 4U, ~0U, 0U) < 0)
+		_exit(127);
+	execve(r->self, argv, env);
+	_exit(127);
+}
+
+static int wait_ready(int fd, unsigned ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char c;
+	int n;
+
+	do
+		n = poll(&p, 1, (int)ms);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return -ETIMEDOUT;
+	return read(fd, &c, 1) == 1 ? 0 : -EPIPE;
+}
+
+int run_start_mockd(struct run *r)
+{
+	int ready[2], log_fd, err, st;
+	char tail[600];
+
+	if (!r->t.nmocks)
+		return 0;
+	if ((log_fd = run_open_log(r, "logs/mockd.log", 0640, 0, 0)) < 0 || pipe2(ready, O_CLOEXEC) < 0) {
+		run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "mockd: %s", strerror(log_fd < 0 ? -log_fd : errno));
+		return -EIO;
+	}
+	if ((r->mockd = fork()) == 0)
+		mockd_exec(r, ready[1], log_fd);
+	close(ready[1]);
+	close(log_fd);
+	err = r->mockd < 0 ? -errno : wait_ready(ready[0], RUN_READY_MS);
+	close(ready[0]);
+	if (r->mockd > 0)
+		r->mockd_pidfd = (int)syscall(SYS_pidfd_open, r->mockd, 0);
+	if (err == 0)
+		return 0;
+	if (r->mockd > 0) {
+		kill(r->mockd, SIGKILL);
+		waitpid(r->mockd, &st, 0);
+		r->mockd_status = st;
+		r->mockd = 0;
+	}
+	run_log_tail(r, "logs/mockd.log", tail, sizeof(tail));
+	run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "mockd did not become ready (%s): %s",
+		 err == -ETIMEDOUT ? "timed out" : "it exited", tail[0] ? tail : "no output");
+	return err;
+}
+
+/* ---- the worker ---- */
+
+static int add_rule(struct drop_opts *o, char *path, enum landlock_kind kind)
+{
+	if (o->nll == DROP_MAX_LANDLOCK_PATHS)
+		return -E2BIG;
+	o->ll[o->nll++] = (struct landlock_path){ .path = path, .kind = kind, .fd = -1 };
+	return 0;
+}
+
+/* The agent's Landlock ruleset (doc/TASK.md, "The agent's view"). Paths are owned by `keep`. */
+static int worker_rules(struct run *r, struct drop_opts *o, struct strv *keep)
+{
+	static const struct { const char *rel; enum landlock_kind kind; } mine[] = {
+		{ "workspace", LANDLOCK_RW }, { "home", LANDLOCK_RW }, { "tmp", LANDLOCK_RW },
+		{ "bin", LANDLOCK_EXEC }, { "bundles", LANDLOCK_EXEC }, { "agent", LANDLOCK_EXEC },
+	};
+	struct stat st;
+	int err = 0;
+
+#define KEEP(s) (strv_push(keep, (s)) < 0 ? NULL : keep->v[keep->n - 1])
+	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]) && err == 0; i++) {
+		char *p = run_path(r, mine[i].rel);
+
+		err = p && KEEP(p) ? add_rule(o, keep->v[keep->n - 1], mine[i].kind) : -ENOMEM;
+		free(p);
+	}
+	for (size_t i = 0; i < sizeof(system_dirs) / sizeof(system_dirs[0]) && err == 0; i++)
+		if (stat(system_dirs[i], &st) == 0)
+			err = add_rule(o, (char *)system_dirs[i], LANDLOCK_EXEC);
+	if (err == 0)
+		err = add_rule(o, r->self, LANDLOCK_EXEC);
+	if (err == 0)
+		err = add_rule(o, r->shim, LANDLOCK_EXEC);
+	for (size_t i = 0; i < r->t.ro_paths.n && err == 0; i++)
+		err = add_rule(o, r->t.ro_paths.v[i], LANDLOCK_EXEC);
+	if (err == 0)
+		err = add_rule(o, "/proc", LANDLOCK_RO);
+	if (err == 0)
+		err = add_rule(o, "/sys", LANDLOCK_RO);
+	if (err == 0)
+		err = add_rule(o, "/dev", LANDLOCK_RO);
+	for (size_t i = 0; i < sizeof(dev_files) / sizeof(dev_files[0]) && err == 0; i++)
+		if (stat(dev_files[i], &st) == 0)
+			err = add_rule(o, (char *)dev_files[i], LANDLOCK_RW);
+	if (err == 0 && r->t.guard_harness >= 0) {
+		char *g = run_path(r, "guard"), *log = run_path(r, "logs/guard-denials.jsonl");
+
+		err = g && log && KEEP(g) ? add_rule(o, keep->v[keep->n - 1], LANDLOCK_RO) : -ENOMEM;
+		if (err == 0)
+			err = KEEP(log) ? add_rule(o, keep->v[keep->n - 1], LANDLOCK_RW) : -ENOMEM;
+		free(g);
+		free(log);
+	}
+#undef KEEP
+	return err;
+}
+
+/* The worker's process, still root: its own session (no controlling terminal), the drop (with
+ * Landlock) proven, then exec of `proctor worker` with the channel on fd 3. */
+static noreturn void worker_exec(struct run *r, const struct drop_opts *o, int sock, int log_fd)
+{
+	char hex[2 * FRAME_NONCE_LEN + 1], nonce_env[64];
+	char *argv[] = { "proctor", "worker", "--fd", "3", NULL };
+	char *env[] = { nonce_env, "PATH=/usr/bin:/bin", NULL };
+	const char *step = "setsid";
+	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC), err = 0;
+
+	if (setsid() < 0 || devnull < 0)
+		goto fail;
+	step = "drop";
+	if ((err = drop_apply(o, &step)) < 0)
+		goto fail;
+	step = "set up fds";
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || dup2(devnull, 0) < 0 || dup2(log_fd, 1) < 0 ||
+	    dup2(log_fd, 2) < 0 || dup2(sock, 3) < 0 || syscall(SYS_close_range, 4U, ~0U, 0U) < 0)
+		goto fail;
+	nonce_format(r->nonce, hex);
+	snprintf(nonce_env, sizeof(nonce_env), "%s=%s", WORKER_NONCE_ENV, hex);
+	step = "exec";
+	execve(r->self, argv, env);
+fail:
+	dprintf(log_fd, "proctor worker: %s: %s\n", step, strerror(err ? -err : errno));
+	_exit(127);
+}
+
+/* Our child: with a pid namespace, it unshares and forks the worker (pid 1 there) and stays to
+ * wait for it; without one it is the worker. Either way it tells us the worker's pid. */
+static noreturn void holder_main(struct run *r, const struct drop_opts *o, int sock, int log_fd, int report)
+{
+	int msg[2] = { 0, (int)getpid() }, st;
+	pid_t w;
+
+	run_child_signals();
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (unshare(CLONE_NEWPID) < 0) {
+		msg[0] = errno;
+		(void)!write(report, msg, sizeof(msg));
+		worker_exec(r, o, sock, log_fd);
+	}
+	if ((w = fork()) == 0)
+		worker_exec(r, o, sock, log_fd);
+	msg[1] = (int)w;
+	if (w < 0)
+		msg[0] = errno;
+	(void)!write(report, msg, sizeof(msg));
+	syscall(SYS_close_range, 0U, ~0U, 0U);
+	while (w > 0 && waitpid(w, &st, 0) < 0 && errno == EINTR)
+		;
+	_exit(w > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : 127);
+}
+
+static int read_holder(int fd, int msg[2])
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	if (poll(&p, 1, (int)RUN_HELLO_MS) <= 0)
+		return -ETIMEDOUT;
+	return read(fd, msg, 2 * sizeof(int)) == 2 * sizeof(int) ? 0 : -EPIPE;
+}
+
+int run_spawn_worker(struct run *r)
+{
+	struct drop_opts o = { .uid = r->uid, .gid = r->gid, .landlock_scope = landlock_abi() >= 6 };
+	struct strv keep = { 0 };
+	const char *step = NULL;
+	int sv[2] = { -1, -1 }, rep[2] = { -1, -1 }, log_fd, err, msg[2];
+
+	if (r->t.nmocks)
+		o.groups[o.ngroups++] = r->rgid;
+	if ((err = worker_rules(r, &o, &keep)) < 0 || (err = drop_prepare(&o, &step)) < 0) {
+		run_fail(r, "isolation_failed", err == -EOPNOTSUPP ? RUN_EXIT_INVALID : RUN_EXIT_INFRA,
+			 "the agent's sandbox: %s: %s", step ? step : "Landlock rules", strerror(-err));
+		goto out;
+	}
+	if (getrandom(r->nonce, sizeof(r->nonce), 0) != sizeof(r->nonce) ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(rep, O_CLOEXEC) < 0 ||
+	    (log_fd = run_open_log(r, "logs/worker.log", 0640, 0, 0)) < 0) {
+		run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "worker channel: %s", strerror(errno));
+		err = -EIO;
+		goto out;
+	}
+	if ((r->holder = fork()) == 0)
+		holder_main(r, &o, sv[1], log_fd, rep[1]);
+	close(log_fd);
+	close(rep[1]);
+	rep[1] = -1;
+	err = r->holder < 0 ? -errno : read_holder(rep[0], msg);
+	if (err == 0 && msg[1] <= 0)
+		err = -msg[0];
+	if (err < 0) {
+		run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "the worker could not be started: %s", strerror(-err));
+		goto out;
+	}
+	r->worker = msg[1];
+	r->pidns = msg[0] == 0;
+	r->pidns_err = msg[0];
+	r->sock = sv[0];
+	sv[0] = -1;
+out:
+	for (size_t i = 0; i < o.nll; i++)
+		if (o.ll[i].fd >= 0)
+			close(o.ll[i].fd);
+	if (sv[0] >= 0)
+		close(sv[0]);
+	if (sv[1] >= 0)
+		close(sv[1]);
+	if (rep[0] >= 0)
+		close(rep[0]);
+	if (rep[1] >= 0)
+		close(rep[1]);
+	strv_free(&keep);
+	return err;
+}
+
+/* ---- the channel ---- */
+
+static int send_request(struct run *r, const char *method, json_t *params)
+{
+	json_t *req = json_pack("{s:i,s:s,s:o}", "id", ++r->next_id, "method", method, "params", params);
+	int err = req ? frame_send(r->sock, r->nonce, req) : -ENOMEM;
+
+	json_decref(req);
+	return err;
+}
+
+static void write_event(struct run *r, json_t *ev)
+{
+	const char *kind = json_string_value(json_object_get(ev, "event"));
+	const char *text = json_string_value(json_object_get(ev, "text"));
+	char ts[32];
+	struct buf b;
+
+	if (!strcmp(kind, "stderr")) {
+		size_t n = json_string_length(json_object_get(ev, "text"));
+
+		if (r->stderr_bytes + n <= RUN_MAX_STDERR_BYTES)
+			fd_write_all(r->stderr_fd, text, n);
+		r->stderr_bytes += n;
+		return;
+	}
+	r->events++;
+	run_time_format(now_epoch_ms(), ts);
+	buf_init(&b, 0);
+	json_object_set_new(ev, "ts", json_string(ts));
+	json_object_set_new(ev, "seq", json_integer((json_int_t)r->events));
+	json_object_del(ev, "event");
+	json_object_set_new(ev, "stream", json_string("stdout"));
+	if (json_dump_buf(ev, JSON_COMPACT | JSON_SORT_KEYS, &b) == 0 && buf_putc(&b, '\n') == 0 &&
+	    r->events_bytes + b.len <= RUN_MAX_EVENTS_BYTES) {
+		fd_write_all(r->events_fd, b.data, b.len);
+		r->events_bytes += b.len;
+	}
+	buf_free(&b);
+}
+
+static bool event_ok(json_t *ev)
+{
+	const char *k = json_string_value(json_object_get(ev, "event"));
+
+	if (!k)
+		return false;
+	if (!strcmp(k, "stdout"))
+		return json_is_string(json_object_get(ev, "text")) && json_is_boolean(json_object_get(ev, "truncated"));
+	if (!strcmp(k, "stderr"))
+		return json_is_string(json_object_get(ev, "text"));
+	if (!strcmp(k, "exit"))
+		return json_object_get(ev, "exit_code") && json_object_get(ev, "signal");
+	return false;
+}
+
+/* A frame from the worker: an event or the response to request `want` (0: none expected).
+ * Anything else is a protocol violation. 1 when the awaited response arrived (*ret owned). */
+static int handle_frame(struct run *r, json_t *f, int want, json_t **ret)
+{
+	json_t *id = json_object_get(f, "id");
+
+	if (json_object_get(f, "event")) {
+		if (!event_ok(f))
+			return -EPROTO;
+		if (!strcmp(json_string_value(json_object_get(f, "event")), "exit")) {
+			r->agent_exited = true;
+			r->agent_exit_code = json_incref(json_object_get(f, "exit_code"));
+			r->agent_signal = json_incref(json_object_get(f, "signal"));
+			return 0;
+		}
+		write_event(r, f);
+		return 0;
+	}
+	if (!want || !json_is_integer(id) || json_integer_value(id) != want || !json_is_boolean(json_object_get(f, "ok")))
+		return -EPROTO;
+	*ret = json_incref(f);
+	return 1;
+}
+
+/* Read what the worker sent; handle every whole frame. 1 when the awaited response is in
+ * *ret; 0 otherwise; -EPIPE when the worker is gone; -EPROTO on a bad frame. */
+int run_pump(struct run *r, int want, json_t **ret)
+{
+	ssize_t n = frame_fill(r->sock, &r->in);
+	size_t off = 0;
+	int got = 0;
+
+	if (n == 0 || n == -ECONNRESET)
+		return -EPIPE;
+	if (n < 0)
+		return n == -EAGAIN ? 0 : (int)n;
+	for (;;) {
+		const char *why = NULL;
+		size_t used = 0;
+		json_t *f = NULL;
+		int d = frame_decode(r->nonce, r->in.data + off, r->in.len - off, &used, &f, &why);
+
+		if (d == 0)
+			break;
+		if (d < 0) {
+			snprintf(r->proto_why, sizeof(r->proto_why), "the worker sent a bad frame: %s", why);
+			return -EPROTO;
+		}
+		off += used;
+		d = handle_frame(r, f, want, ret);
+		json_decref(f);
+		if (d < 0) {
+			snprintf(r->proto_why, sizeof(r->proto_why), "the worker sent an unexpected frame");
+			return -EPROTO;
+		}
+		got |= d;
+	}
+	buf_consume(&r->in, off);
+	return got;
+}
+
+/* Send a request and wait for its response (events keep flowing meanwhile). */
+int run_call(struct run *r, const char *method, json_t *params, unsigned ms, json_t **ret)
+{
+	uint64_t end = now_mono_ms() + ms;
+	int err = send_request(r, method, params), want = r->next_id;
+
+	*ret = NULL;
+	while (err == 0) {
+		struct pollfd p = { .fd = r->sock, .events = POLLIN };
+		uint64_t now = now_mono_ms();
+		int n;
+
+		if (now >= end)
+			return -ETIMEDOUT;
+		n = poll(&p, 1, (int)(end - now));
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n > 0 && (err = run_pump(r, want, ret)) == 1)
+			return 0;
+	}
+	return err;
+}
+
+void run_worker_lost(struct run *r, int err, const char *during)
+{
+	char tail[600];
+
+	if (err == -EPROTO) {
+		run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "%s during %s", r->proto_why, during);
+		return;
+	}
+	run_log_tail(r, "logs/worker.log", tail, sizeof(tail));
+	run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "the worker %s during %s%s%s",
+		 err == -ETIMEDOUT ? "did not answer" : "exited", during, tail[0] ? ": " : "", tail);
+	r->worker_gone = err != -ETIMEDOUT;
+}
+

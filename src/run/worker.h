@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* worker.h: the unprivileged side of `proctor run` (doc/WORKER.md). It runs as the agent's uid,
+ * already dropped and under Landlock, usually as pid 1 of its own pid namespace; it checks its
+ * identity before it answers `hello`, runs the agent in its own process group, and streams the
+ * agent's output back as events. Methods are a table: anything outside it ends the worker. */
+#ifndef PROCTOR_RUN_WORKER_H
+#define PROCTOR_RUN_WORKER_H
+
+#include <stddef.h>
+
+#include "../lib/buf.h"
+#include "frame.h"
+
+#define WORKER_MAX_LINE_BYTES (1024 * 1024)
+#define WORKER_DRAIN_MS 200     /* output still read after the agent exits, before "exit" */
+#define WORKER_MAX_PROBES 64
+#define WORKER_NONCE_ENV "PROCTOR_WORKER_NONCE"
+
+/* Serve the orchestrator on `sock` until `stop` or end of file. 0 after a clean stop; -errno
+ * otherwise, with the reason in `why`. */
+int worker_serve(int sock, const unsigned char nonce[FRAME_NONCE_LEN], struct buf *why);
+/* Hex nonce <-> bytes. */
+int nonce_parse(const char *hex, unsigned char out[FRAME_NONCE_LEN]);
+void nonce_format(const unsigned char nonce[FRAME_NONCE_LEN], char out[2 * FRAME_NONCE_LEN + 1]);
+
+#endif

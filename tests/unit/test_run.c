@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: MIT */
+/* test_run.c: the task file parser (every error names file and field), its filesystem checks
+ * (private material and fixtures outside the agent's view), worker frames (length, nonce, JSON),
+ * the run directory's tree copy (links kept, never followed) and the private-material scan. */
+#include "helpers.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "../../src/lib/diag.h"
+#include "../../src/lib/hash.h"
+#include "../../src/run/frame.h"
+#include "../../src/run/rundir.h"
+#include "../../src/run/task.h"
+#include "../../src/run/worker.h"
+
+/* Parse `text`; on error return the first message (static), else NULL. */
+static const char *parse_err(const char *text, struct task *t)
+{
+	static char first[512];
+	struct diag d;
+	int r;
+
+	diag_init(&d);
+	r = task_parse("/w/task.json", text, strlen(text), &d, t);
+	first[0] = '\0';
+	if (d.n)
+		snprintf(first, sizeof(first), "%s", d.msgs[0].text);
+	diag_free(&d);
+	if (r == 0)
+		return NULL;
+	return first;
+}
+
+#define MIN_AGENT "\"agent\":{\"kind\":\"command\",\"command\":[\"./a.sh\",\"-v\"]}"
+
+static void test_task__minimal_defaults(void **state)
+{
+	struct task t;
+
+	(void)state;
+	assert_null(parse_err("{\"version\":1,\"id\":\"t-1\"," MIN_AGENT "}", &t));
+	assert_string_equal(t.id, "t-1");
+	assert_string_equal(t.dir, "/w");
+	assert_string_equal(t.agent_script, "/w/./a.sh");
+	assert_int_equal(t.argv.n, 2);
+	assert_string_equal(t.prompt, "");
+	assert_int_equal(t.timeout_s, TASK_DEFAULT_TIMEOUT_S);
+	assert_int_equal(t.agent_uid, 2000);
+	assert_int_equal(t.agent_gid, 2000);
+	assert_int_equal(t.mockd_uid, 2100);
+	assert_int_equal(t.rpc_gid, 2200);
+	assert_int_equal(t.slots, 1);
+	assert_int_equal(t.guard_harness, -1);
+	assert_null(t.workspace_from);
+	task_free(&t);
+}
+
+static void test_task__full(void **state)
+{
+	struct task t;
+	const char *text = "{\"version\":1,\"id\":\"demo\",\"workspace\":{\"from\":\"ws\"},"
+			   "\"agent\":{\"kind\":\"command\",\"command\":[\"python3\",\"x.py\"],\"prompt\":\"hi\","
+			   "\"env\":{\"LANG\":\"C.UTF-8\",\"PATH\":\"/opt/bin\"},\"env_pass\":[\"API_KEY\"],"
+			   "\"plugins\":[{\"path\":\"plug\"}],\"ro_paths\":[\"/opt\"]},"
+			   "\"mocks\":[{\"tool\":\"uip\",\"fixture\":\"f.json\",\"max_requests\":5,\"extra\":1}],"
+			   "\"guard\":{\"harness\":\"codex\"},\"private\":[\"R.md\",\"/abs/key\"],"
+			   "\"limits\":{\"timeout_s\":30},"
+			   "\"identity\":{\"agent_uid\":3000,\"agent_gid\":3000,\"mockd_uid\":3100,\"rpc_gid\":3200,\"slots\":4}}";
+
+	(void)state;
+	assert_null(parse_err(text, &t));
+	assert_string_equal(t.workspace_from, "/w/ws");
+	assert_null(t.agent_script); /* a bare name is looked up on the agent's PATH */
+	assert_string_equal(t.env.v[0], "LANG=C.UTF-8");
+	assert_string_equal(t.env_pass.v[0], "API_KEY");
+	assert_string_equal(t.plugins.v[0], "/w/plug");
+	assert_int_equal(t.nmocks, 1);
+	assert_string_equal(t.mocks[0].fixture, "/w/f.json");
+	assert_non_null(json_object_get(t.mocks[0].entry, "extra")); /* mockd's own keys pass through */
+	assert_int_equal(t.guard_harness, 1);
+	assert_string_equal(t.private_paths.v[0], "/w/R.md");
+	assert_string_equal(t.private_paths.v[1], "/abs/key");
+	assert_int_equal(t.timeout_s, 30);
+	assert_int_equal(t.slots, 4);
+	task_free(&t);
+}
+
+/* Each bad task names the file and the field at fault. */
+static void test_task__errors_name_the_field(void **state)
+{
+	static const struct { const char *text, *want; } cases[] = {
+		{ "{\"version\":1", "/w/task.json:1:12: invalid JSON" },
+		{ "[]", "must be a JSON object" },
+		{ "{\"version\":2,\"id\":\"x\"," MIN_AGENT "}", "version: must be an integer from 1 to 1" },
+		{ "{\"version\":1,\"id\":\"x\",\"privat\":[]," MIN_AGENT "}", "/w/task.json: privat: unknown key" },
+		{ "{\"version\":1,\"id\":\"../x\"," MIN_AGENT "}", "id: '../x' must be" },
+		{ "{\"version\":1,\"id\":\"x\"}", "agent: must be an object, not missing" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"claude\",\"command\":[\"a\"]}}", "agent.kind: unknown kind 'claude'" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\"}}", "agent.command: required" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[]}}", "agent.command: must be a list of 1" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[1]}}", "agent.command[0]: must be a string" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"colour\":1}}", "agent.colour: unknown key" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"env\":{\"HOME\":\"/\"}}}", "agent.env.HOME: reserved" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"env\":{\"PROCTOR_X\":\"1\"}}}", "agent.env.PROCTOR_X: reserved" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"env\":{\"A-B\":\"1\"}}}", "agent.env.A-B: not an environment variable name" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"env\":{\"A\":1}}}", "agent.env.A: must be a string" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"env_pass\":[\"TMPDIR\"]}}", "agent.env_pass[0]: TMPDIR is reserved" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"env\":{\"K\":\"v\"},\"env_pass\":[\"K\"]}}", "agent.env_pass[0]: K is also set in agent.env" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"ro_paths\":[\"rel\"]}}", "agent.ro_paths[0]: 'rel' must be an absolute path" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"plugins\":[{\"dir\":\"p\"}]}}", "agent.plugins[0].dir: unknown key" },
+		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"mocks\":[{\"tool\":\"a/b\",\"fixture\":\"f\"}]}", "mocks[0].tool: 'a/b' is not a bare executable name" },
+		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"mocks\":[{\"tool\":\"uip\"}]}", "mocks[0].fixture: must be a string, not missing" },
+		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"mocks\":[{\"tool\":\"u\",\"fixture\":\"f\"},{\"tool\":\"u\",\"fixture\":\"g\"}]}", "mocks[1].tool: 'u' is mocked twice" },
+		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"guard\":{\"harness\":\"vim\"}}", "guard.harness: 'vim' is not claude-code or codex" },
+		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"guard\":true}", "guard: must be" },
+		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"private\":\"R.md\"}", "private: must be a list" },
+		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"limits\":{\"timeout_s\":0}}", "limits.timeout_s: must be an integer from 1 to 86400" },
+		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"limits\":{\"turns\":2}}", "limits.turns: unknown key" },
+		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"identity\":{\"agent_uid\":0}}", "identity.agent_uid: must be an integer from 1" },
+		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"identity\":{\"agent_uid\":2100}}", "agent_uid and mockd_uid ranges overlap" },
+		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"identity\":{\"slots\":200}}", "ranges overlap" },
+		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"identity\":{\"rpc_gid\":2000}}", "must not overlap" },
+		{ "{\"version\":1,\"id\":\"x\",\"id\":\"y\"," MIN_AGENT "}", "duplicate object key" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct task t;
+		const char *err = parse_err(cases[i].text, &t);
+
+		if (!err || !strstr(err, cases[i].want))
+			fail_msg("case %zu: want '%s', got '%s'", i, cases[i].want, err ? err : "(accepted)");
+		if (!strstr(err, "/w/task.json"))
+			fail_msg("case %zu: '%s' does not name the file", i, err);
+	}
+}
+
+static void test_task__paths_private_outside_views(void **state)
+{
+	char text[2048];
+	struct diag d;
+	struct task t;
+
+	(void)state;
+	assert_int_equal(mkdir(strcat(strcpy(text, scratch_dir), "/ws"), 0755), 0);
+	assert_int_equal(mkdir(strcat(strcpy(text, scratch_dir), "/plug"), 0755), 0);
+	scratch_file("ws/inside.md", "x");
+	scratch_file("R.md", "answer");
+	scratch_file("f.json", "{}");
+	scratch_file("ws/fx.json", "{}");
+	snprintf(text, sizeof(text),
+		 "{\"version\":1,\"id\":\"x\",\"workspace\":{\"from\":\"ws\"},\"agent\":{\"kind\":\"command\",\"command\":[\"/usr/bin/true\"],"
+		 "\"plugins\":[{\"path\":\"plug\"}]},\"mocks\":[{\"tool\":\"a\",\"fixture\":\"f.json\"},{\"tool\":\"b\",\"fixture\":\"ws/fx.json\"}],"
+		 "\"private\":[\"R.md\",\"ws/inside.md\",\"missing.md\"]}");
+	diag_init(&d);
+	assert_int_equal(task_parse(scratch_file("task.json", text), text, strlen(text), &d, &t), 0);
+	assert_int_equal(task_check_paths(&t, &d), -EINVAL);
+	assert_int_equal(d.errors, 3);
+	assert_non_null(strstr(d.msgs[0].text, "mocks[1].fixture"));
+	assert_non_null(strstr(d.msgs[0].text, "which the agent can read"));
+	assert_non_null(strstr(d.msgs[1].text, "private[1]"));
+	assert_non_null(strstr(d.msgs[2].text, "private[2]"));
+	assert_non_null(strstr(d.msgs[2].text, "No such file"));
+	task_free(&t);
+	diag_free(&d);
+}
+
+static void test_task__agent_outside_exec_paths(void **state)
+{
+	const char *text = "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"/tmp\"]}}";
+	struct diag d;
+	struct task t;
+
+	(void)state;
+	diag_init(&d);
+	assert_int_equal(task_parse("/w/task.json", text, strlen(text), &d, &t), 0);
+	assert_int_equal(task_check_paths(&t, &d), -EINVAL);
+	assert_non_null(strstr(d.msgs[0].text, "outside the system directories"));
+	task_free(&t);
+	diag_free(&d);
+}
+
+static const unsigned char nonce[FRAME_NONCE_LEN] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+
+static void test_frame__round_trip_and_partial(void **state)
+{
+	json_t *j = json_pack("{s:i,s:s}", "id", 7, "method", "hello"), *out = NULL;
+	struct buf b;
+	size_t used = 0;
+	const char *why = NULL;
+
+	(void)state;
+	buf_init(&b, 0);
+	assert_int_equal(frame_encode(nonce, j, &b), 0);
+	assert_int_equal(frame_encode(nonce, j, &b), 0);
+	/* a frame cut anywhere is "need more", never an error */
+	for (size_t cut = 0; cut < b.len / 2; cut++)
+		assert_int_equal(frame_decode(nonce, b.data, cut, &used, &out, &why), 0);
+	assert_int_equal(frame_decode(nonce, b.data, b.len, &used, &out, &why), 1);
+	assert_int_equal(used, b.len / 2);
+	assert_int_equal(json_integer_value(json_object_get(out, "id")), 7);
+	json_decref(out);
+	json_decref(j);
+	buf_free(&b);
+}
+
+static void test_frame__rejects_bad_frames(void **state)
+{
+	unsigned char other[FRAME_NONCE_LEN] = { 0 };
+	json_t *j = json_pack("{s:i}", "id", 1), *out = NULL;
+	struct buf b;
+	size_t used;
+	const char *why = NULL;
+
+	(void)state;
+	buf_init(&b, 0);
+	assert_int_equal(frame_encode(other, j, &b), 0);
+	assert_int_equal(frame_decode(nonce, b.data, b.len, &used, &out, &why), -EPROTO);
+	assert_string_equal(why, "frame with a foreign nonce");
+	/* a length over the limit is refused from the header alone */
+	b.data[0] = 0x7f;
+	assert_int_equal(frame_decode(other, b.data, FRAME_HEADER_LEN, &used, &out, &why), -EPROTO);
+	assert_string_equal(why, "frame length over the limit");
+	buf_reset(&b);
+	json_decref(j);
+	j = json_pack("[i]", 1);
+	assert_int_equal(frame_encode(nonce, j, &b), 0);
+	assert_int_equal(frame_decode(nonce, b.data, b.len, &used, &out, &why), -EPROTO);
+	assert_string_equal(why, "frame body is not a JSON object");
+	json_decref(j);
+	buf_free(&b);
+}
+
+static void test_frame__nonce_hex(void **state)
+{
+	char hex[2 * FRAME_NONCE_LEN + 1];
+	unsigned char back[FRAME_NONCE_LEN];
+
+	(void)state;
+	nonce_format(nonce, hex);
+	assert_string_equal(hex, "0102030405060708090a0b0c0d0e0f10");
+	assert_int_equal(nonce_parse(hex, back), 0);
+	assert_memory_equal(back, nonce, sizeof(back));
+	assert_int_equal(nonce_parse("0102", back), -EINVAL);
+	assert_int_equal(nonce_parse("zz02030405060708090a0b0c0d0e0f10", back), -EINVAL);
+	assert_int_equal(nonce_parse(NULL, back), -EINVAL);
+}
+
+static void test_rundir__copy_keeps_links_and_finds_private(void **state)
+{
+	char src[256], dst[256], link[256];
+	struct private_file pf = { .size = 6 };
+	struct diag d;
+	struct stat st;
+	int fd, truncated = 0;
+
+	(void)state;
+	snprintf(src, sizeof(src), "%s/src", scratch_dir);
+	snprintf(dst, sizeof(dst), "%s/dst", scratch_dir);
+	assert_int_equal(mkdir(src, 0755), 0);
+	assert_int_equal(mkdir(dst, 0755), 0);
+	assert_int_equal(mkdir(strcat(strcpy(link, src), "/sub"), 0750), 0);
+	scratch_file("src/sub/copy.txt", "answer");
+	scratch_file("src/plain.txt", "hello");
+	assert_int_equal(symlink("/etc/passwd", strcat(strcpy(link, src), "/to-passwd")), 0);
+	diag_init(&d);
+	fd = open(dst, O_RDONLY | O_DIRECTORY);
+	assert_int_equal(rundir_copy_tree(src, fd, getuid(), getgid(), &d), 0);
+	assert_int_equal(lstat(strcat(strcpy(link, dst), "/to-passwd"), &st), 0);
+	assert_true(S_ISLNK(st.st_mode)); /* a link stays a link: never followed */
+	assert_int_equal(stat(strcat(strcpy(link, dst), "/sub"), &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0750);
+	assert_int_equal(sha256_hex("answer", 6, pf.sha256), 0);
+	assert_int_equal(rundir_find_private(fd, &pf, 1, &truncated), 0);
+	assert_int_equal(pf.leaked_into.n, 1);
+	assert_string_equal(pf.leaked_into.v[0], "sub/copy.txt");
+	strv_free(&pf.leaked_into);
+	close(fd);
+	diag_free(&d);
+}
+
+static void test_rundir__copy_refuses_fifo(void **state)
+{
+	char src[256], p[256];
+	struct diag d;
+	int fd;
+
+	(void)state;
+	snprintf(src, sizeof(src), "%s/src2", scratch_dir);
+	assert_int_equal(mkdir(src, 0755), 0);
+	assert_int_equal(mkfifo(strcat(strcpy(p, src), "/pipe"), 0644), 0);
+	assert_int_equal(mkdir(strcat(strcpy(p, scratch_dir), "/dst2"), 0755), 0);
+	diag_init(&d);
+	fd = open(p, O_RDONLY | O_DIRECTORY);
+	assert_int_equal(rundir_copy_tree(src, fd, getuid(), getgid(), &d), -EINVAL);
+	assert_non_null(strstr(d.msgs[0].text, "pipe: not a regular file, directory or symbolic link"));
+	close(fd);
+	diag_free(&d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_task__minimal_defaults),
+		cmocka_unit_test(test_task__full),
+		cmocka_unit_test(test_task__errors_name_the_field),
+		cmocka_unit_test_setup_teardown(test_task__paths_private_outside_views, scratch_setup, scratch_teardown),
+		cmocka_unit_test(test_task__agent_outside_exec_paths),
+		cmocka_unit_test(test_frame__round_trip_and_partial),
+		cmocka_unit_test(test_frame__rejects_bad_frames),
+		cmocka_unit_test(test_frame__nonce_hex),
+		cmocka_unit_test_setup_teardown(test_rundir__copy_keeps_links_and_finds_private, scratch_setup, scratch_teardown),
+		cmocka_unit_test_setup_teardown(test_rundir__copy_refuses_fifo, scratch_setup, scratch_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
