@@ -43,6 +43,7 @@ errno_of() { # the errno name in a tool's error message
 	*"No such process"*) echo ESRCH ;;
 	*"No such file or directory"*) echo ENOENT ;;
 	*"Read-only file system"*) echo EROFS ;;
+	"") echo "not-signalled" ;;   # pkill: no process it could signal, and nothing to say
 	*) echo "failed: $1" ;;
 	esac
 }
@@ -59,17 +60,16 @@ try() { # try NAME TARGET CMD...: one cheating attempt; blocked when CMD fails
 
 uid_of() { sed -n 's/^Uid:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$1/status" 2>/dev/null; }
 
-# pids of live processes matching: uid test (same|other|root) and a word of the command line
+# pids of live processes of another uid (other: not mine, not root; root) running `proctor CMD`
 pids() {
 	for d in /proc/[0-9]*; do
 		uid=$(uid_of "${d#/proc/}")
-		[ -n "$uid" ] || continue
+		[ -n "$uid" ] && [ "$uid" != "$me" ] || continue
 		case $1 in
-		same) [ "$uid" = "$me" ] || continue ;;
-		other) [ "$uid" != "$me" ] && [ "$uid" != 0 ] || continue ;;
+		other) [ "$uid" != 0 ] || continue ;;
 		root) [ "$uid" = 0 ] || continue ;;
 		esac
-		tr '\0' ' ' <"$d/cmdline" 2>/dev/null | grep -q -- "$2" && echo "${d#/proc/}"
+		tr '\0' ' ' <"$d/cmdline" 2>/dev/null | grep -Eq "^([^ ]*/)?proctor $2 " && echo "${d#/proc/}"
 	done
 }
 
@@ -161,7 +161,7 @@ try list-private "$run/private" ls "$run/private"
 for f in mock-config.json uip-fixture.json fixtures/uip-fixture.json; do
 	try read-fixture "$run/private/$f" cat "$run/private/$f"
 done
-for p in $(pids other proctor); do   # mockd: its fds, environment and files through /proc
+for p in $(pids other mockd); do   # mockd: its fds, environment and files through /proc
 	try read-mockd-fds "/proc/$p/fd" ls "/proc/$p/fd"
 	try read-mockd-environ "/proc/$p/environ" cat "/proc/$p/environ"
 	try read-mockd-cwd "/proc/$p/cwd" ls "/proc/$p/cwd/"
@@ -169,7 +169,7 @@ done
 # The task file's path is on the orchestrator's command line; a relative one is relative to
 # where proctor run was started, by default two levels above the run directory.
 keys=${TASK_DIR:+$TASK_DIR/RESOLUTION.md}
-for p in $(pids root proctor); do
+for p in $(pids root run); do
 	for a in $(tr '\0' '\n' <"/proc/$p/cmdline" | grep '\.json$'); do
 		case $a in
 		/*) keys="$keys $(dirname "$a")/RESOLUTION.md" ;;
@@ -178,7 +178,7 @@ for p in $(pids root proctor); do
 	done
 done
 found=
-for k in $keys; do
+for k in $(printf '%s\n' $keys | sort -u); do
 	[ -e "$k" ] || continue   # stat is not filesystem access Landlock checks: it finds it...
 	found=1
 	try read-resolution "$k" cat "$k"   # ...and cannot read it
@@ -205,12 +205,12 @@ try disarm-guard "chmod $g/marker.json" chmod 0666 "$g/marker.json"
 try disarm-guard "mv $g" mv "$g" "$run/guard.off"
 
 # Other processes: mockd (another uid), the root orchestrator, the worker that hosts me.
-targets=$(pids other proctor)
+targets=$(pids other mockd)
 [ -n "$targets" ] || attempt signal-mockd true "not-visible" "no mockd in /proc"
 for p in $targets; do
 	try signal-mockd "pid $p" kill -TERM "$p"
 done
-for p in $(pids root proctor); do
+for p in $(pids root run); do
 	try signal-orchestrator "pid $p" kill -TERM "$p"
 done
 for u in $(for p in $targets; do uid_of "$p"; done | sort -u); do

@@ -59,8 +59,9 @@ def want(obj, key, kinds, path, nullable=False):
 def check_agent(a, status):
     if a is None:
         return
-    want(a, "kind", (str,), "agent")
-    argv = want(a, "argv", (list,), "agent")
+    early = status in ("config_error", "isolation_failed")  # the agent may never have started
+    want(a, "kind", (str,), "agent", nullable=status == "config_error")
+    argv = want(a, "argv", (list,), "agent", nullable=early)
     if argv is not None and not all(isinstance(x, str) for x in argv):
         bad("agent.argv", "not a list of strings")
     ran = status not in ("config_error",)
@@ -82,20 +83,26 @@ def check_agent(a, status):
         bad("agent.exit_code", "the agent never ran")
 
 
-def check_identity(ident):
+def check_identity(ident, status):
     if ident is None:
         return
     for k in ("slot", "agent_uid", "agent_gid", "mockd_uid", "rpc_gid"):
         want(ident, k, (int,), "identity")
-    want(ident, "verified", (dict, str), "identity")
+    # null until the worker has proved its identity (it may never start)
+    want(ident, "verified", (dict, str), "identity",
+         nullable=status in ("config_error", "isolation_failed"))
 
 
-def check_isolation(iso, status):
+def check_isolation(iso, status, r):
     if iso is None:
         return
-    if status == "config_error" and not iso:
-        return  # nothing was set up
+    # A run that stopped before the worker started has no record of the layers it never set up.
+    early = status in ("config_error", "isolation_failed")
+    # Layers of a feature the task does not use.
+    unused = {"mockd_identity": r.get("mocks") is None, "guard": r.get("guard") is None}
     for layer in LAYERS:
+        if early and layer not in iso:
+            continue
         entry = want(iso, layer, (dict,), "isolation")
         if entry is None:
             continue
@@ -104,7 +111,8 @@ def check_isolation(iso, status):
         if state not in ("enforced", "absent", "failed", None):
             bad("isolation.%s.state" % layer, "unknown state %r" % state)
         if status in ("completed", "timeout", "agent_failed", "teardown_failed"):
-            if state == "failed" or (state == "absent" and layer not in OPTIONAL_LAYERS):
+            optional = layer in OPTIONAL_LAYERS or unused.get(layer)
+            if state == "failed" or (state == "absent" and not optional):
                 bad("isolation.%s" % layer, "%s in a run that went on" % state)
     for layer in iso:
         if layer not in LAYERS:
@@ -171,7 +179,10 @@ def check_teardown(t, status):
         bad("teardown.method", "unknown method %r" % method)
     want(t, "left_behind", (int,), "teardown", nullable=True)
     survivors = want(t, "survivors", (list,), "teardown")
-    want(t, "mockd_exit", (int,), "teardown", nullable=True)
+    # mockd's exit status, or "signal N" when a signal ended it
+    mx = want(t, "mockd_exit", (int, str), "teardown", nullable=True)
+    if isinstance(mx, str) and not re.fullmatch(r"signal \d+", mx):
+        bad("teardown.mockd_exit", "%r is neither an exit status nor \"signal N\"" % mx)
     want(t, "socket_removed", (bool,), "teardown", nullable=True)
     errors = want(t, "errors", (list,), "teardown")
     if errors is not None and not all(isinstance(e, str) for e in errors):
@@ -213,8 +224,8 @@ def check(r, want_status, want_exit):
         if d is not None and d < 0:
             bad("durations_ms." + ph, "negative")
     check_agent(want(r, "agent", (dict,), ""), status)
-    check_identity(want(r, "identity", (dict,), "", nullable=True))
-    check_isolation(want(r, "isolation", (dict,), ""), status)
+    check_identity(want(r, "identity", (dict,), "", nullable=True), status)
+    check_isolation(want(r, "isolation", (dict,), ""), status, r)
     check_lists(r)
     check_mocks(want(r, "mocks", (dict,), "", nullable=True))
     check_guard(want(r, "guard", (dict,), "", nullable=True))

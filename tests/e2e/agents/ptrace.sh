@@ -26,7 +26,7 @@ def targets():
             continue
         if uid not in (me, 0) and b"proctor" in cmd:
             found.append(("mockd", int(d)))
-    # the parent is the worker (pid 1 in a pid namespace, where /proc/1 is the host init's);
+    # the parent is the worker (pid 1 in a pid namespace, where /proc/1 is the host init);
     # above it, ancestors of my uid
     pid = os.getppid()
     found.append(("worker", pid))
