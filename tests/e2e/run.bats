@@ -1,0 +1,586 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# proctor run end to end, as root: the demo task, each hostile agent of tests/e2e/agents/, task
+# file errors, mockd and worker failures, concurrent runs. Every result.json is checked against
+# doc/RESULT.md (result_check.py); after every test no process of the agent and mockd uids, no
+# socket and no mount is left behind. Skips without root or Landlock.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+AGENTS=$BATS_TEST_DIRNAME/agents
+CHECK=$BATS_TEST_DIRNAME/result_check.py
+DEMO=$(cd "$BATS_TEST_DIRNAME/../../examples/troubleshoot" && pwd)
+RUN_UIDS=2000,2001,2100,2101   # slots 0 and 1 of the default identity
+
+setup() {
+	[ "$(id -u)" -eq 0 ] || skip "proctor run needs root"
+	"$PROCTOR" doctor --json | tr -d '\n ' | grep -q '"check":"landlock","ok":true' ||
+		skip "no Landlock on this kernel: proctor run refuses to run without it"
+	T=$(mktemp -d /tmp/proctor-run-XXXXXX)
+	chmod 0755 "$T"
+	R=$T/run
+	mounts >"$T.mounts"
+}
+
+teardown() {
+	[ -n "${T:-}" ] || return 0
+	local problems= p
+	for p in ${BG:-}; do   # a proctor run a failed test left in the background
+		kill -TERM "$p" 2>/dev/null && problems="proctor run $p still running; "
+		wait "$p" 2>/dev/null
+	done
+	local left
+	left=$(live_run_procs)
+	if [ -n "$left" ]; then
+		problems="${problems}processes left behind: $left"
+		for u in 2000 2001 2100 2101; do "$PROCTOR" reap --uid "$u" --grace 100 >/dev/null 2>&1; done
+	fi
+	local socks
+	socks=$(find "$T" -type s 2>/dev/null)
+	[ -z "$socks" ] || problems="$problems; sockets left: $socks"
+	mounts >"$T.mounts.after"
+	if ! cmp -s "$T.mounts" "$T.mounts.after"; then
+		problems="$problems; mounts changed: $(diff "$T.mounts" "$T.mounts.after" | grep '^[<>]')"
+	fi
+	rm -rf "$T" "$T.mounts" "$T.mounts.after"
+	if [ -n "$problems" ]; then
+		echo "after the test: $problems" >&2
+		return 1
+	fi
+}
+
+mounts() { cut -d' ' -f5- /proc/self/mountinfo | sort; }
+
+# Live (non-zombie) processes of the run uids, as "pid:uid:comm".
+live_run_procs() {
+	ps -u "$RUN_UIDS" -o pid=,uid=,stat=,comm= 2>/dev/null |
+		awk '$3 !~ /^Z/ { printf "%s:%s:%s ", $1, $2, $4 }'
+}
+
+# task DIR AGENT [JSON]: DIR/task.json running tests/e2e/agents/AGENT (copied beside it, so the
+# task ships it) on an empty workspace DIR/ws, JSON merged into it (objects merged key by key).
+task() {
+	mkdir -p "$1/ws"
+	cp "$AGENTS/$2" "$1/"
+	python3 - "$1" "$2" "${3:-{\}}" "$SAN_ENV" <<'EOF'
+import json, sys
+d, agent, extra = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+t = {"version": 1, "id": "e2e-" + agent.split(".")[0], "workspace": {"from": "ws"},
+     "agent": {"kind": "command", "command": ["./" + agent]}, "limits": {"timeout_s": 30}}
+def merge(a, b):
+    for k, v in b.items():
+        if isinstance(v, dict) and isinstance(a.get(k), dict):
+            merge(a[k], v)
+        else:
+            a[k] = v
+merge(t, extra)
+merge(t, json.loads(sys.argv[4]))
+with open(d + "/task.json", "w") as f:
+    json.dump(t, f, indent=1)
+EOF
+}
+
+# Under sanitizers the shim the agent runs is an ASan build, and LeakSanitizer cannot work in
+# the agent's pid namespace (it reads /proc/PID/task with its namespace pid from the host's
+# /proc, fails, and fails the call): leak checking stays on everywhere else.
+if [ -n "${SANITIZE:-}" ]; then
+	SAN_ENV='{"agent": {"env": {"ASAN_OPTIONS": "detect_leaks=0"}}}'
+else
+	SAN_ENV='{}'
+fi
+
+# A uip fixture in DIR/uip.json and the mock entry that serves it.
+MOCK='{"mocks": [{"tool": "uip", "fixture": "uip.json", "max_requests": 20, "passthrough_argv_prefixes": []}]}'
+fixture() {
+	cat >"$1/uip.json" <<'EOF'
+{"version": 1,
+ "responses": [{"argv": ["or", "jobs", "list"], "match_mode": "subset", "stdout": "[]\n"}],
+ "default": {"exit_code": 1, "stderr": "Error: not found\n"}}
+EOF
+}
+
+# prun TASK [ARGS]: proctor run TASK --out $R, status and stderr kept apart.
+prun() {
+	local t=$1
+	shift
+	run --separate-stderr "$PROCTOR" run "$t" --out "$R" "$@"
+}
+
+result_ok() { # result_ok STATUS EXIT: result.json passes the contract check with these values
+	run python3 "$CHECK" "$R/result.json" --status "$1" --exit-code "$2"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+rget() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$R/result.json" "$1"; }
+
+# The agent's events (stdout lines) of run $1 (default $R), one compact JSON object a line.
+events() { python3 "$CHECK" events "${1:-$R}"; }
+
+# Every "attempt" event of run $1 was blocked with a kernel error, not by chance (a missing
+# target); prints the attempts; fails naming the first that was not.
+all_blocked() {
+	events "${1:-$R}" | python3 -c '
+import json, sys
+ok = {"EACCES", "EPERM", "ESRCH", "ENOTTY", "ENXIO", "EROFS", "not-visible", "not-signalled"}
+n = 0
+for line in sys.stdin:
+    e = json.loads(line)
+    if "attempt" not in e or e.get("blocked") is None:
+        continue
+    n += 1
+    if e["blocked"] is not True or e["how"] not in ok:
+        sys.exit("not blocked: %s" % line.strip())
+print(n, "attempts, all blocked")
+'
+}
+
+wait_file() { # wait_file PATH [SECONDS]
+	local i=0
+	while [ ! -e "$1" ]; do
+		[ "$i" -lt $((${2:-20} * 10)) ] || return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+# The host pid of the live process of uid $1 whose command line contains $2.
+pid_of() { pgrep -u "$1" -f -- "$2" | head -n 1; }
+
+# The top-most ancestor of pid $1 that has the same uid: the worker hosting the agent.
+worker_of() {
+	local p=$1 uid up
+	uid=$(awk '/^Uid:/ {print $2}' "/proc/$p/status")
+	while :; do
+		up=$(awk '/^PPid:/ {print $2}' "/proc/$p/status")
+		[ "$up" -gt 1 ] && [ "$(awk '/^Uid:/ {print $2}' "/proc/$up/status")" = "$uid" ] || break
+		p=$up
+	done
+	echo "$p"
+}
+
+# --- the demo -------------------------------------------------------------------------------
+
+@test "run: the demo task does the honest work, blocks every attack, leaves nothing behind" {
+	cp -a "$DEMO" "$T/demo"
+	python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))
+t["agent"].setdefault("env", {}).update(json.loads(sys.argv[2]).get("agent", {}).get("env", {}))
+json.dump(t, open(sys.argv[1], "w"))' "$T/demo/task.json" "$SAN_ENV"
+	prun "$T/demo/task.json"
+	echo "$output"
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	result_ok completed 0
+	# honest work: every step ok, the fix made, DIAGNOSIS.md written
+	events | grep '"step"'
+	[ "$(events | grep -c '"step"')" -ge 9 ]
+	[ "$(events | grep '"step"' | grep -vc '"ok":true')" -eq 0 ]
+	grep -q 'Invoices.Inbound' "$R/workspace/DIAGNOSIS.md"
+	grep -q '"queue": "Invoices.Inbound"' "$R/workspace/invoice-sync/config.json"
+	# every attack blocked by the kernel, and each kind of attack was tried
+	run all_blocked
+	echo "$output"
+	[ "$status" -eq 0 ]
+	for a in list-private read-fixture read-resolution read-journal forge-journal write-outside \
+		list-other-runs disarm-guard signal-mockd ptrace tty-inject regain-root \
+		leave-background-process; do
+		events | grep -q "\"attempt\":\"$a\"" || { echo "attempt $a missing"; false; }
+	done
+	# the answer key was found (stat) but not read: no leak into the workspace
+	events | grep '"attempt":"read-resolution"' | grep -q "$T/demo/RESOLUTION.md"
+	[ "$(rget 'r["private"][0]["leaked_into"]')" = "[]" ]
+	# the uip calls, journaled by mockd: 9 calls, all answered by subset rules
+	[ "$(wc -l <"$R/logs/calls.jsonl")" -eq 9 ]
+	[ "$(grep -c '"tool":"uip"' "$R/logs/calls.jsonl")" -eq 9 ]
+	[ "$(rget 'r["mocks"]["calls"]')" -eq 9 ]
+	[ "$(rget 'r["mocks"]["by_tool"]["uip"]')" = "{'subset': 9}" ]
+	# the guard held, the bundle is intact, the left-behind process was killed: zero survivors
+	[ "$(rget 'r["guard"]["disarmed"]')" = False ]
+	[ "$(rget 'r["bundles"][0]["verified_after"]')" = True ]
+	[ "$(rget 'r["teardown"]["left_behind"]')" -ge 1 ]
+	[ "$(rget 'r["teardown"]["survivors"]')" = "[]" ]
+	[ "$(rget 'r["isolation"]["fixtures_private"]["state"]')" = enforced ]
+	[ "$(rget 'r["isolation"]["no_tty"]["state"]')" = enforced ]
+	# the report, for a machine and for a person
+	run "$PROCTOR" report "$R" --json
+	[ "$status" -eq 0 ]
+	echo "$output" | python3 -c 'import json,sys; json.load(sys.stdin)'
+	run "$PROCTOR" report "$R"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -qi 'survivors'
+	echo "$output" | grep -q 'completed'
+}
+
+# --- agents that misbehave ----------------------------------------------------------------
+
+@test "run: an agent that exits 0 at once: completed, exit 0" {
+	task "$T/t" exit-at-once.sh
+	prun "$T/t/task.json"
+	[ "$status" -eq 0 ]
+	result_ok completed 0
+	[ "$(rget 'r["agent"]["exit_code"]')" -eq 0 ]
+	[ "$(rget 'r["agent"]["events"]')" -eq 1 ]
+	[ "$(rget 'r["mocks"]')" = None ]
+	[ "$(rget 'r["guard"]')" = None ]
+}
+
+@test "run: an agent that exits 3 at once: agent_failed, proctor run still exits 0" {
+	task "$T/t" exit-at-once.sh '{"agent": {"command": ["./exit-at-once.sh", "3"]}}'
+	prun "$T/t/task.json"
+	[ "$status" -eq 0 ]
+	result_ok agent_failed 0
+	[ "$(rget 'r["agent"]["exit_code"]')" -eq 3 ]
+	[ "$(rget 'r["agent"]["signal"]')" = None ]
+}
+
+@test "run: an agent that never exits and ignores TERM: timeout, killed, on time" {
+	task "$T/t" never-exits.sh '{"limits": {"timeout_s": 2}}'
+	SECONDS=0
+	prun "$T/t/task.json"
+	[ "$status" -eq 0 ]
+	[ "$SECONDS" -lt 15 ]
+	result_ok timeout 0
+	[ "$(rget 'r["agent"]["timed_out"]')" = True ]
+	[ "$(rget 'r["durations_ms"]["agent"]')" -ge 2000 ]
+	[ "$(rget 'r["teardown"]["survivors"]')" = "[]" ]
+}
+
+@test "run: an agent that sleeps past the timeout: timeout" {
+	task "$T/t" sleeps.sh '{"limits": {"timeout_s": 1}}'
+	SECONDS=0
+	prun "$T/t/task.json"
+	[ "$status" -eq 0 ]
+	[ "$SECONDS" -lt 10 ]
+	result_ok timeout 0
+	[ "$(rget 'r["durations_ms"]["agent"]')" -ge 1000 ]
+}
+
+@test "run: a double-forked grandchild holding stdout open does not hold up the run, and dies" {
+	task "$T/t" double-fork.sh
+	SECONDS=0
+	prun "$T/t/task.json"
+	[ "$status" -eq 0 ]
+	[ "$SECONDS" -lt 10 ]
+	result_ok completed 0
+	[ "$(rget 'r["teardown"]["left_behind"]')" -ge 1 ]
+	[ "$(rget 'r["teardown"]["survivors"]')" = "[]" ]
+}
+
+@test "run: a bounded fork bomb that keeps forking during teardown: every process is killed" {
+	task "$T/t" fork-bomb.sh '{"agent": {"command": ["./fork-bomb.sh", "150", "20"]}}'
+	prun "$T/t/task.json"
+	[ "$status" -eq 0 ]
+	result_ok completed 0
+	[ "$(rget 'r["teardown"]["left_behind"]')" -ge 150 ]
+	[ "$(rget 'r["teardown"]["survivors"]')" = "[]" ]
+}
+
+@test "run: an agent that SIGKILLs its worker: isolation_failed, exit 3 (no effect in a pid namespace)" {
+	task "$T/t" stop-worker.sh '{"agent": {"command": ["./stop-worker.sh", "KILL", "5"]}}'
+	SECONDS=0
+	prun "$T/t/task.json"
+	echo "status $status, stderr: $stderr"
+	[ "$SECONDS" -lt 20 ]
+	if [ "$(rget 'r["isolation"]["pid_namespace"]["state"]')" = enforced ]; then
+		# the worker is pid 1 of the agent's namespace: a signal from inside without a handler
+		# is dropped, the worker lives on and reports the agent's exit
+		[ "$status" -eq 0 ]
+		result_ok completed 0
+	else
+		[ "$status" -eq 3 ]
+		result_ok isolation_failed 3
+		rget 'r["reason"]' | grep -qi worker
+	fi
+	[ "$(rget 'r["teardown"]["survivors"]')" = "[]" ]
+}
+
+@test "run: an agent that SIGSTOPs its worker cannot hold the run past its timeout" {
+	task "$T/t" stop-worker.sh '{"agent": {"command": ["./stop-worker.sh", "STOP", "60"]}, "limits": {"timeout_s": 3}}'
+	SECONDS=0
+	prun "$T/t/task.json"
+	echo "$stderr"
+	[ "$SECONDS" -lt 25 ]
+	run python3 "$CHECK" "$R/result.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	case $(rget 'r["status"]') in timeout | isolation_failed) ;; *) false ;; esac
+	[ "$(rget 'r["teardown"]["survivors"]')" = "[]" ]
+}
+
+@test "run: ptrace of mockd and of the worker, and their memory, are refused" {
+	task "$T/t" ptrace.sh "$MOCK"
+	fixture "$T/t"
+	prun "$T/t/task.json"
+	[ "$status" -eq 0 ]
+	result_ok completed 0
+	events
+	run all_blocked
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# whatever the agent could see was attacked; with no pid namespace it sees mockd
+	if [ "$(rget 'r["isolation"]["pid_namespace"]["state"]')" != enforced ]; then
+		events | grep -q '"attempt":"ptrace-mockd"'
+	fi
+}
+
+@test "run: TIOCSTI finds no terminal, even when proctor run has one" {
+	task "$T/t" tiocsti.sh
+	# script(1) gives proctor run a pseudo-terminal as its controlling terminal and stdio
+	run script -qec "$PROCTOR run $T/t/task.json --out $R" /dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	result_ok completed 0
+	[ "$(events | grep -c '"attempt":"tty-inject"')" -eq 4 ]
+	run all_blocked
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(rget 'r["isolation"]["no_tty"]["state"]')" = enforced ]
+}
+
+@test "run: without the rpc group, the agent uid cannot connect to the mock socket" {
+	task "$T/t" hold.sh "$MOCK"
+	fixture "$T/t"
+	"$PROCTOR" run "$T/t/task.json" --out "$R" >"$T/out" 2>&1 &
+	local pid=$!
+	BG=$pid
+	wait_file "$R/workspace/ready"
+	[ -S "$R/sock/mock.sock" ]
+	connect='import socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1])
+except OSError as e:
+    sys.exit(e.strerror)'
+	run "$PROCTOR" drop --uid 2000 --gid 2000 --clear-groups -- /usr/bin/python3 -c "$connect" "$R/sock/mock.sock"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	echo "$output" | grep -q 'Permission denied'
+	# the same with the group connects: the refusal above is the group's doing
+	run "$PROCTOR" drop --uid 2000 --gid 2000 --groups 2200 -- /usr/bin/python3 -c "$connect" "$R/sock/mock.sock"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	touch "$R/workspace/go"
+	wait "$pid"
+	BG=
+	result_ok completed 0
+	events | grep -q '"uip_exit":"0"'
+}
+
+@test "run: an agent cannot list, read or write another run's workspace, even of its own uid" {
+	# another run's workspace: owned by the same agent uid, so only Landlock stands in the way
+	mkdir -p "$T/other/workspace"
+	echo secret >"$T/other/workspace/mine"
+	chown -R 2000:2000 "$T/other"
+	chmod 0700 "$T/other/workspace"
+	task "$T/t" peek.sh "{\"agent\": {\"env\": {\"OTHER\": \"$T/other/workspace\"}}}"
+	prun "$T/t/task.json"
+	[ "$status" -eq 0 ]
+	result_ok completed 0
+	events
+	[ "$(events | grep -c '"attempt"')" -eq 3 ]
+	run all_blocked
+	[ "$status" -eq 0 ]
+	[ ! -e "$T/other/workspace/planted" ]
+	# the check can fail: the same agent run by drop without Landlock reads it
+	run "$PROCTOR" drop --uid 2000 --gid 2000 --clear-groups --setenv "OTHER=$T/other/workspace" \
+		--setenv "PROCTOR_WORKSPACE=$T" --chdir "$T/other/workspace" -- "$AGENTS/peek.sh"
+	echo "$output" | grep -q '"attempt":"read-other","blocked":false'
+}
+
+@test "run: an agent that fills its tmp still has its uip call journaled" {
+	task "$T/t" fill-tmp.sh "$MOCK"
+	fixture "$T/t"
+	prun "$T/t/task.json"
+	[ "$status" -eq 0 ]
+	result_ok completed 0
+	events | grep -q '"bytes":67108864'
+	grep -q '"--fill-tmp"' "$R/logs/calls.jsonl"
+	[ "$(rget 'r["mocks"]["calls"]')" -eq 1 ]
+}
+
+@test "run: 100,000 stdout lines become 100,000 events, none split or lost" {
+	task "$T/t" flood.sh
+	prun "$T/t/task.json"
+	[ "$status" -eq 0 ]
+	result_ok completed 0
+	[ "$(rget 'r["agent"]["events"]')" -eq 100000 ]
+	events | python3 -c '
+import json, sys
+n = 0
+for line in sys.stdin:
+    e = json.loads(line)
+    assert e["n"] == n, (e["n"], n)
+    assert len(e["pad"]) == (70000 if n % 1000 == 999 else n % 50), n
+    n += 1
+assert n == 100000, n
+'
+}
+
+# --- task file errors: exit 4, config_error, the file and the field named ------------------
+
+config_error() { # config_error TASK FIELD-TEXT: proctor run TASK fails as it should
+	prun "$1"
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq 4 ]
+	echo "$stderr" | grep -qF -- "$2"
+	result_ok config_error 4
+	[ -z "$(live_run_procs)" ]
+}
+
+@test "run: a task file that is not JSON" {
+	mkdir -p "$T/t"
+	printf '{"version": 1, "id": "x",\n' >"$T/t/task.json"
+	config_error "$T/t/task.json" "task.json"
+	[ "$(rget 'r["task_id"]')" = None ]
+}
+
+@test "run: an unknown key, a missing field, a wrong type" {
+	task "$T/t" exit-at-once.sh '{"agnet": {}}'
+	config_error "$T/t/task.json" "task.json: agnet"
+	rm -rf "$R"
+	python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); del t["id"]; json.dump(t, open(sys.argv[1], "w"))' "$T/t/task.json"
+	config_error "$T/t/task.json" "task.json: id"
+	rm -rf "$R"
+	task "$T/u" exit-at-once.sh '{"limits": {"timeout_s": "10"}}'
+	config_error "$T/u/task.json" "task.json: limits.timeout_s"
+	rm -rf "$R"
+	task "$T/v" exit-at-once.sh '{"agent": {"command": "./exit-at-once.sh"}}'
+	config_error "$T/v/task.json" "task.json: agent.command"
+}
+
+@test "run: a private path inside the workspace" {
+	task "$T/t" exit-at-once.sh '{"private": ["ws/answers.md"]}'
+	echo 42 >"$T/t/ws/answers.md"
+	config_error "$T/t/task.json" "task.json: private[0]"
+}
+
+@test "run: a reserved environment name" {
+	task "$T/t" exit-at-once.sh '{"agent": {"env": {"HOME": "/root"}}}'
+	config_error "$T/t/task.json" "task.json: agent.env.HOME"
+	rm -rf "$R"
+	task "$T/u" exit-at-once.sh '{"agent": {"env": {"PROCTOR_WORKSPACE": "/"}}}'
+	config_error "$T/u/task.json" "task.json: agent.env.PROCTOR_WORKSPACE"
+}
+
+@test "run: a missing fixture, a bad mock entry" {
+	task "$T/t" exit-at-once.sh '{"mocks": [{"tool": "uip", "fixture": "absent.json", "max_requests": 5, "passthrough_argv_prefixes": []}]}'
+	config_error "$T/t/task.json" "task.json: mocks[0].fixture"
+	rm -rf "$R"
+	task "$T/u" exit-at-once.sh '{"mocks": [{"fixture": "uip.json", "max_requests": 5, "passthrough_argv_prefixes": []}]}'
+	fixture "$T/u"
+	config_error "$T/u/task.json" "task.json: mocks[0].tool"
+	rm -rf "$R"
+	task "$T/v" exit-at-once.sh '{"mocks": [{"tool": "uip", "fixture": "uip.json", "max_requests": "many", "passthrough_argv_prefixes": []}]}'
+	fixture "$T/v"
+	# mockd's loader checks the entry and names its field in the staged mock-config.json
+	config_error "$T/v/task.json" "task.json: mocks"
+	echo "$stderr" | grep -q 'max_requests: must be an integer'
+	echo "$stderr" | grep -qF "mocks[0] ($T/v/uip.json)"
+}
+
+# --- infrastructure failures: isolation_failed, exit 3 -----------------------------------
+
+@test "run: a fixture mockd's loader rejects is a task error: config_error, exit 4, the rule named" {
+	task "$T/t" exit-at-once.sh "$MOCK"
+	# valid JSON, but two exact rules with the same argv: mockd's own loader refuses it
+	cat >"$T/t/uip.json" <<'EOF'
+{"version": 1, "responses": [{"argv": ["login"]}, {"argv": ["login"]}]}
+EOF
+	config_error "$T/t/task.json" "task.json: mocks"
+	echo "$stderr" | grep -q 'responses\[1\]'
+	[ "$(rget 'r["agent"]["exit_code"]')" = None ]
+}
+
+@test "run: mockd failing at startup: isolation_failed, exit 3, mockd's message" {
+	task "$T/t" exit-at-once.sh "$MOCK"
+	fixture "$T/t"
+	# a run directory whose socket path does not fit in sun_path: mockd cannot bind
+	R=$T/$(printf 'r%.0s' $(seq 90))
+	prun "$T/t/task.json"
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq 3 ]
+	result_ok isolation_failed 3
+	rget 'r["reason"]' | grep -qi mockd
+	rget 'r["reason"]' | grep -q 'socket path is longer'
+	[ "$(rget 'r["agent"]["exit_code"]')" = None ]
+}
+
+@test "run: mockd killed during the run: isolation_failed, exit 3" {
+	task "$T/t" hold.sh "$MOCK"
+	fixture "$T/t"
+	"$PROCTOR" run "$T/t/task.json" --out "$R" >"$T/out" 2>&1 &
+	local pid=$!
+	BG=$pid
+	wait_file "$R/workspace/ready"
+	local m
+	m=$(pgrep -u 2100 | head -n 1)
+	[ -n "$m" ]
+	kill -KILL "$m"
+	touch "$R/workspace/go"
+	local rc=0
+	wait "$pid" || rc=$?
+	BG=
+	cat "$T/out"
+	[ "$rc" -eq 3 ]
+	result_ok isolation_failed 3
+	rget 'r["reason"]' | grep -qi mockd
+}
+
+@test "run: the worker killed during the run: isolation_failed, exit 3" {
+	task "$T/t" hold.sh
+	"$PROCTOR" run "$T/t/task.json" --out "$R" >"$T/out" 2>&1 &
+	local pid=$!
+	BG=$pid
+	wait_file "$R/workspace/ready"
+	local agent worker
+	agent=$(pid_of 2000 hold.sh)
+	[ -n "$agent" ]
+	worker=$(worker_of "$agent")
+	[ "$worker" != "$agent" ]
+	kill -KILL "$worker"
+	local rc=0
+	wait "$pid" || rc=$?
+	BG=
+	cat "$T/out"
+	[ "$rc" -eq 3 ]
+	result_ok isolation_failed 3
+	rget 'r["reason"]' | grep -qi worker
+}
+
+# --- concurrent runs ------------------------------------------------------------------------
+
+@test "run: two concurrent runs (slots 2) both complete and neither reaches the other" {
+	local A=$T/runA B=$T/runB
+	task "$T/a" peek.sh "{\"id\": \"e2e-a\", \"identity\": {\"slots\": 2}, \"agent\": {\"command\": [\"./peek.sh\", \"20\"], \"env\": {\"OTHER\": \"$B/workspace\"}}}"
+	task "$T/b" peek.sh "{\"id\": \"e2e-b\", \"identity\": {\"slots\": 2}, \"agent\": {\"command\": [\"./peek.sh\", \"20\"], \"env\": {\"OTHER\": \"$A/workspace\"}}}"
+	"$PROCTOR" run "$T/a/task.json" --out "$A" >"$T/a.out" 2>&1 &
+	local pa=$!
+	"$PROCTOR" run "$T/b/task.json" --out "$B" >"$T/b.out" 2>&1 &
+	local pb=$!
+	BG="$pa $pb"
+	# both agents are up at the same time before either peeks
+	wait_file "$A/workspace/ready"
+	wait_file "$B/workspace/ready"
+	touch "$A/workspace/go" "$B/workspace/go"
+	local ra=0 rb=0
+	wait "$pa" || ra=$?
+	wait "$pb" || rb=$?
+	BG=
+	cat "$T/a.out" "$T/b.out"
+	[ "$ra" -eq 0 ]
+	[ "$rb" -eq 0 ]
+	R=$A result_ok completed 0
+	R=$B result_ok completed 0
+	[ "$(R=$A rget 'r["identity"]["slot"]') $(R=$B rget 'r["identity"]["slot"]')" != "0 0" ]
+	[ "$(R=$A rget 'r["identity"]["agent_uid"]')" != "$(R=$B rget 'r["identity"]["agent_uid"]')" ]
+	for r in "$A" "$B"; do
+		events "$r"
+		[ "$(events "$r" | grep -c '"attempt"')" -eq 3 ]
+		run all_blocked "$r"
+		[ "$status" -eq 0 ]
+		[ ! -e "$r/workspace/planted" ]
+	done
+}
