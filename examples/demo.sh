@@ -1,47 +1,57 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# make demo: a real mockd serving examples/uip-fixture.json to the `uip` shim, then the journal.
+# make demo: one task evaluated inside the whole cage. proctor run stages
+# examples/troubleshoot/task.json (a broken project, a mocked uip CLI, a plugin with a skill, a
+# private answer key), runs its scripted agent as an unprivileged uid under Landlock, tears
+# everything down and prints the report; then the agent's own account of its honest work and of
+# every cheating attempt, each of which must have failed.
 set -eu
 BUILD=${BUILD:-build}
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 B=$(cd "$TOP/$BUILD" && pwd)
-W=$(mktemp -d /tmp/proctor-demo-XXXXXX)
-PID=
-cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null; rm -rf "$W"; }
-trap cleanup EXIT INT TERM
-chmod 0755 "$W"
-mkdir "$W/bin"
-ln -s "$B/proctor-shim" "$W/bin/uip"
-export PATH="$W/bin:$PATH" PROCTOR_MOCK_SOCKET="$W/mock.sock"
 
-mkfifo "$W/ready"
-"$B/proctor" mockd --config "$TOP/examples/mock-config.json" --socket "$W/mock.sock" \
-	--socket-mode 0666 --journal "$W/calls.jsonl" --ready-fd 3 3>"$W/ready" &
-PID=$!
-read -r _ <"$W/ready"
-echo "mockd is serving examples/mock-config.json on $W/mock.sock"
-
-run() { # run CMD...: show a call, its output and exit code
-	printf '\n$ %s\n' "$*"
-	set +e
-	"$@"
-	rc=$?
-	set -e
-	echo "[exit $rc]"
-}
-
-run uip or jobs get 7f3c2a10-0000-4abc-9def-000000000042          # subset: --output json is noise
-run uip or jobs get 7f3c2a10-0000-4abc-9def-000000000042 --output=json --limit=5
-run uip folders or list                                           # normalized: order does not matter
-run uip login                                                     # exit code and stderr from the fixture
-run uip or queues list                                            # no rule: the fixture's default
-if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
-	run setpriv --reuid 65534 --regid 65534 --clear-groups uip or jobs list   # a caller not allowed: 77
+if [ "$(id -u)" -ne 0 ]; then
+	echo "make demo runs 'proctor run', which needs root: it creates the agent's and mockd's" >&2
+	echo "identities (uids 2000 and 2100), drops to them and tears them down. Try: sudo make demo" >&2
+	exit 1
 fi
-for _ in 1 2 3 4; do uip or jobs list >/dev/null 2>&1 || true; done
-run uip or jobs list                                              # budget of 8 spent: 75
+W=$(mktemp -d /tmp/proctor-demo-XXXXXX)
+chmod 0755 "$W" # the agent's uid must be able to reach its workspace below it
+trap 'rm -rf "$W"' EXIT
 
-kill "$PID" && wait "$PID" || true
-PID=
-printf '\nThe journal mockd wrote (the agent cannot write it):\n'
-cat "$W/calls.jsonl"
+set +e
+"$B/proctor" run "$TOP/examples/troubleshoot/task.json" --out "$W/run"
+rc=$?
+set -e
+echo
+echo "== the agent's account (logs/events.jsonl), checked against what proctor recorded"
+python3 - "$W/run" <<'PY'
+import json, sys
+run = sys.argv[1]
+steps, attempts = [], []
+for line in open(run + "/logs/events.jsonl"):
+    e = json.loads(line)
+    try:
+        ev = json.loads(e.get("text", ""))
+    except ValueError:
+        continue
+    if "step" in ev:
+        steps.append(ev)
+    elif "attempt" in ev:
+        attempts.append(ev)
+for s in steps:
+    print("  %-4s %-16s %s" % ("ok" if s.get("ok") else "FAIL", s["step"], str(s.get("detail", ""))[:90]))
+print()
+held = 0
+for a in attempts:
+    blocked = a.get("blocked")
+    held += blocked is not False
+    print("  %-8s %-26s %-12s %s" % ("blocked" if blocked else ("killed" if blocked is None else "GOT IN"),
+                                   a["attempt"], a.get("how", ""), str(a.get("target", ""))[:60]))
+r = json.load(open(run + "/result.json"))
+print("\n%d honest steps, %d cheating attempts, %d stopped; status %s, %d survivors after teardown"
+      % (len(steps), len(attempts), held, r["status"], len(r["teardown"]["survivors"])))
+ws = run + "/workspace/DIAGNOSIS.md"
+print("DIAGNOSIS.md written by the agent: %s" % ("yes" if open(ws).read().strip() else "empty"))
+PY
+exit $rc

@@ -481,6 +481,12 @@ static void record_identity(struct run *r, json_t *res, const struct identity *o
 	else
 		run_layer(r, "pid_namespace", "absent", "unshare(CLONE_NEWPID): %s; teardown sweeps by uid",
 			  strerror(r->pidns_err));
+	if (r->own_proc)
+		run_layer(r, "private_proc", "enforced", "a mount namespace with its own /proc: the agent sees its own "
+							 "processes only");
+	else
+		run_layer(r, "private_proc", "absent", "no mount namespace (%s): the agent can list the host's processes",
+			  strerror(r->own_proc_err ? r->own_proc_err : r->pidns_err));
 	if (proc_session(r->worker, &sid, &tty) == 0 && sid == (int)r->worker && tty == 0 &&
 	    json_integer_value(json_object_get(res, "tty_nr")) == 0)
 		run_layer(r, "no_tty", "enforced", "the worker leads its own session with no controlling terminal; the "

@@ -70,8 +70,8 @@ struct run {
 	/* the worker: holder is our child (root, waits for a worker in a pid namespace) */
 	pid_t holder, worker;
 	int worker_pidfd;         /* signals go through it: the worker's pid is not our child's */
-	bool pidns;
-	int pidns_err;
+	bool pidns, own_proc;
+	int pidns_err, own_proc_err;
 	int sock;
 	unsigned char nonce[FRAME_NONCE_LEN];
 	struct buf in;

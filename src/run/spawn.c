@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <stdnoreturn.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -220,9 +221,24 @@ static int worker_rules(struct run *r, struct drop_opts *o, struct strv *keep)
 	return err;
 }
 
-/* The worker's process, still root: its own session (no controlling terminal), the drop (with
- * Landlock) proven, then exec of `proctor worker` with the channel on fd 3. */
-static noreturn void worker_exec(struct run *r, const struct drop_opts *o, int sock, int log_fd)
+/* In a new mount namespace (with the pid namespace), the worker mounts a /proc of its own: the
+ * agent then sees its own processes only, not mockd, the orchestrator or the host's. Propagation
+ * is made private first, so nothing of this reaches the host's mounts; the namespace and its
+ * mounts end with its last process. */
+static int private_proc(void)
+{
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return -errno;
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
+/* The worker's process, still root: its own session (no controlling terminal), its own /proc
+ * where it has a mount namespace, the drop (with Landlock: its paths are opened here, after the
+ * mount, so /proc's rule is for the /proc the agent sees) proven, then exec of `proctor worker`
+ * with the channel on fd 3. */
+static noreturn void worker_exec(struct run *r, struct drop_opts *o, int sock, int log_fd, bool own_proc)
 {
 	char hex[2 * FRAME_NONCE_LEN + 1], nonce_env[64];
 	char *argv[] = { "proctor", "worker", "--fd", "3", NULL };
@@ -232,8 +248,11 @@ static noreturn void worker_exec(struct run *r, const struct drop_opts *o, int s
 
 	if (setsid() < 0 || devnull < 0)
 		goto fail;
+	step = "mount a private /proc";
+	if (own_proc && (err = private_proc()) < 0)
+		goto fail;
 	step = "drop";
-	if ((err = drop_apply(o, &step)) < 0)
+	if ((err = drop_prepare(o, &step)) < 0 || (err = drop_apply(o, &step)) < 0)
 		goto fail;
 	step = "set up fds";
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || dup2(devnull, 0) < 0 || dup2(log_fd, 1) < 0 ||
@@ -252,21 +271,26 @@ fail:
  * wait for it; without one it is the worker. Either way it tells us the worker's pid, and it
  * does not reap the worker before we say we hold a pidfd on it: a pid we signal as root must
  * never be one the kernel has handed to somebody else. */
-static noreturn void holder_main(struct run *r, const struct drop_opts *o, int sock, int log_fd, int report)
+static noreturn void holder_main(struct run *r, struct drop_opts *o, int sock, int log_fd, int report)
 {
-	int msg[2] = { 0, (int)getpid() }, st;
+	int msg[3] = { 0, (int)getpid(), 0 }, st;
+	bool own_proc = true;
 	char go;
 	pid_t w;
 
 	run_child_signals();
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (unshare(CLONE_NEWPID) < 0) {
-		msg[0] = errno;
-		(void)!write(report, msg, sizeof(msg));
-		worker_exec(r, o, sock, log_fd);
+	if (unshare(CLONE_NEWPID | CLONE_NEWNS) < 0) {
+		msg[2] = errno;
+		own_proc = false;
+		if (unshare(CLONE_NEWPID) < 0) {
+			msg[0] = errno;
+			(void)!write(report, msg, sizeof(msg));
+			worker_exec(r, o, sock, log_fd, false);
+		}
 	}
 	if ((w = fork()) == 0)
-		worker_exec(r, o, sock, log_fd);
+		worker_exec(r, o, sock, log_fd, own_proc);
 	msg[1] = (int)w;
 	if (w < 0)
 		msg[0] = errno;
@@ -279,13 +303,13 @@ static noreturn void holder_main(struct run *r, const struct drop_opts *o, int s
 	_exit(w > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : 127);
 }
 
-static int read_holder(int fd, int msg[2])
+static int read_holder(int fd, int msg[3])
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 
 	if (poll(&p, 1, (int)RUN_HELLO_MS) <= 0)
 		return -ETIMEDOUT;
-	return read(fd, msg, 2 * sizeof(int)) == 2 * sizeof(int) ? 0 : -EPIPE;
+	return read(fd, msg, 3 * sizeof(int)) == 3 * sizeof(int) ? 0 : -EPIPE;
 }
 
 int run_spawn_worker(struct run *r)
@@ -293,14 +317,26 @@ int run_spawn_worker(struct run *r)
 	struct drop_opts o = { .uid = r->uid, .gid = r->gid, .landlock_scope = landlock_abi() >= 6 };
 	struct strv keep = { 0 };
 	const char *step = NULL;
-	int sv[2] = { -1, -1 }, rep[2] = { -1, -1 }, log_fd, err, msg[2];
+	int sv[2] = { -1, -1 }, rep[2] = { -1, -1 }, log_fd, err, msg[3];
 
 	if (r->t.nmocks)
 		o.groups[o.ngroups++] = r->rgid;
-	if ((err = worker_rules(r, &o, &keep)) < 0 || (err = drop_prepare(&o, &step)) < 0) {
+	/* Checked here for a clear message; the worker opens the paths itself after its mount. */
+	if ((err = worker_rules(r, &o, &keep)) < 0 || (err = (landlock_abi() ? 0 : -EOPNOTSUPP)) < 0) {
+		step = err == -EOPNOTSUPP ? "this kernel has no Landlock" : "Landlock rules";
 		run_fail(r, "isolation_failed", err == -EOPNOTSUPP ? RUN_EXIT_INVALID : RUN_EXIT_INFRA,
-			 "the agent's sandbox: %s: %s", step ? step : "Landlock rules", strerror(-err));
+			 "the agent's sandbox: %s: %s", step, strerror(-err));
 		goto out;
+	}
+	for (size_t i = 0; i < o.nll; i++) {
+		struct stat st;
+
+		if (stat(o.ll[i].path, &st) < 0) {
+			err = -errno;
+			run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "the agent's sandbox: %s: %s", o.ll[i].path,
+				 strerror(-err));
+			goto out;
+		}
 	}
 	if (getrandom(r->nonce, sizeof(r->nonce), 0) != sizeof(r->nonce) ||
 	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 ||
@@ -333,6 +369,8 @@ int run_spawn_worker(struct run *r)
 	}
 	r->pidns = msg[0] == 0;
 	r->pidns_err = msg[0];
+	r->own_proc = msg[0] == 0 && msg[2] == 0;
+	r->own_proc_err = msg[2];
 	r->sock = sv[0];
 	sv[0] = -1;
 out:
