@@ -226,7 +226,7 @@ static void test_guard__hook_config_bytes_pinned(void **state)
 	j = guard_hook_config(HARNESS_CLAUDE, "/usr/bin/proctor", "/runs/r1/guard.json");
 	assert_non_null(j);
 	s = json_dumps(j, JSON_COMPACT);
-	assert_string_equal(s, "{\"hooks\":{\"PreToolUse\":[{\"matcher\":\"Write|Edit|MultiEdit|NotebookEdit|Bash\","
+	assert_string_equal(s, "{\"hooks\":{\"PreToolUse\":[{\"matcher\":\"*\","
 			       "\"hooks\":[{\"type\":\"command\",\"command\":\"\\\"/usr/bin/proctor\\\" guard hook "
 			       "--harness claude-code \\\"/runs/r1/guard.json\\\"\"}]}]}}");
 	free(s);
