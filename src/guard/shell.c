@@ -1038,6 +1038,11 @@ void sh_target(struct sh *st, const char *what, const struct tok *t, enum shell_
 		sh_target_str(st, what, val, op);
 		return;
 	}
+	if (strrchr(val, '/') && strpbrk(val, "*?[") < strrchr(val, '/')) {
+		/* a wildcard in a directory name can walk the whole filesystem: not expanded */
+		sh_deny(st, "%s: %s has a wildcard in a directory name; name the paths", what, val);
+		return;
+	}
 	if (val[0] != '/' && !st->cwd_known) {
 		sh_deny(st, "%s: %s: relative path after a cd to an unknown directory", what, val);
 		return;
@@ -1510,7 +1515,8 @@ static void for_values(struct sh *st, struct lex *L, struct tok **w, size_t n, s
 			known = false;
 		} else if (!w[i]->glob || !strpbrk(vals[nv], "*?[")) {
 			nv++;
-		} else if (!st->cwd_known && vals[nv][0] != '/') {
+		} else if ((!st->cwd_known && vals[nv][0] != '/') ||
+			   (strrchr(vals[nv], '/') && strpbrk(vals[nv], "*?[") < strrchr(vals[nv], '/'))) {
 			known = false;
 		} else {
 			snprintf(pat, sizeof(pat), "%s%s%s", vals[nv][0] == '/' ? "" : st->cwd, vals[nv][0] == '/' ? "" : "/",
