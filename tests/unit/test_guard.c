@@ -141,7 +141,7 @@ static void decide_tool(const char *json_text, bool expect_deny, const char *why
 
 	assert_non_null(p);
 	guard_decide(&m, p, &v);
-	if (v.deny != expect_deny || (why && !strstr(v.reason, why)))
+	if (v.deny != expect_deny || (why && !strstr(v.reason, expand(why))))
 		fail_msg("%s: got %s %s", json_text, v.deny ? "deny" : "allow", v.reason);
 	guard_verdict_free(&v);
 	json_decref(p);
@@ -165,6 +165,56 @@ static void test_guard__write_tools(void **state)
 		    true, "guard's own files");
 	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{}}", true, "no file_path");
 	decide_tool("{\"tool_name\":\"Read\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/etc/shadow\"}}", false, NULL);
+	/* through a dangling link, a write creates its target outside */
+	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"@R/danglink\"}}", true, "outside");
+	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/dev/null\"}}", false, NULL);
+	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/dev/fd/../../@O/x\"}}", true, "outside");
+	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"@R/.claude/settings.json\"}}", true,
+		    "guard's own files");
+	/* unknown (MCP) tools: judged by the paths in their input */
+	decide_tool("{\"tool_name\":\"mcp__fs__write_file\",\"cwd\":\"@R\",\"tool_input\":{\"path\":\"@O/m\",\"content\":\"x\"}}",
+		    true, "mcp__fs__write_file @O/m: outside");
+	decide_tool("{\"tool_name\":\"mcp__x__y\",\"cwd\":\"@R\",\"tool_input\":{\"opts\":{\"outputDir\":\"outlink\"}}}", true,
+		    "outside");
+	decide_tool("{\"tool_name\":\"mcp__x__y\",\"cwd\":\"@R\",\"tool_input\":{\"files\":[\"a.txt\",\"@O/z\"]}}", true, "outside");
+	decide_tool("{\"tool_name\":\"mcp__fs__write_file\",\"cwd\":\"@R\",\"tool_input\":{\"path\":\"sub/m\",\"text\":\"/etc/x\"}}",
+		    false, NULL);
+	decide_tool("{\"tool_name\":\"WebFetch\",\"cwd\":\"@R\",\"tool_input\":{\"url\":\"https://x\",\"path\":\"/etc\"}}", false, NULL);
+	/* a Bash command holding patch markers is still a Bash command */
+	decide_tool("{\"tool_name\":\"Bash\",\"cwd\":\"@R\",\"tool_input\":{\"command\":\"echo '*** Begin Patch' > @O/p\"}}", true,
+		    "redirection: @O/p: outside");
+}
+
+/* Fail closed on limits: a command over the size limit, and one over the time budget. */
+static void test_guard__limits_fail_closed(void **state)
+{
+	struct guard_marker m = marker();
+	struct guard_verdict v;
+	char *big = malloc(300 * 1024);
+	json_t *p;
+	const char *boom = "f1() { :; }; f2() { f1;f1;f1;f1;f1;f1;f1;f1; }; f3() { f2;f2;f2;f2;f2;f2;f2;f2; }; "
+			   "f4() { f3;f3;f3;f3;f3;f3;f3;f3; }; f5() { f4;f4;f4;f4;f4;f4;f4;f4; }; f6() { f5;f5;f5;f5;f5;f5;f5;f5; }; "
+			   "f7() { f6;f6;f6;f6;f6;f6;f6;f6; }; f7";
+
+	(void)state;
+	assert_non_null(big);
+	memset(big, 'a', 300 * 1024 - 1);
+	memcpy(big, "echo ", 5);
+	big[300 * 1024 - 1] = '\0';
+	p = json_pack("{s:s,s:s,s:{s:s}}", "tool_name", "Bash", "cwd", root, "tool_input", "command", big);
+	guard_decide(&m, p, &v);
+	assert_true(v.deny);
+	assert_non_null(strstr(v.reason, "longer than"));
+	guard_verdict_free(&v);
+	json_decref(p);
+	p = json_pack("{s:s,s:s,s:{s:s}}", "tool_name", "Bash", "cwd", root, "tool_input", "command", boom);
+	guard_decide(&m, p, &v);
+	assert_true(v.deny);
+	assert_non_null(strstr(v.reason, "took longer than"));
+	guard_verdict_free(&v);
+	json_decref(p);
+	free(big);
+	guard_marker_free(&m);
 }
 
 static void test_guard__apply_patch_targets(void **state)
@@ -180,6 +230,20 @@ static void test_guard__apply_patch_targets(void **state)
 		    "\"*** Begin Patch\\n*** Delete File: /etc/passwd\\n*** End Patch\"}}", true, "/etc/passwd");
 	decide_tool("{\"tool_name\":\"apply_patch\",\"cwd\":\"@R\",\"tool_input\":{\"input\":\"no patch here\"}}", true,
 		    "no file targets");
+	/* Codex trims each line before it matches a header */
+	decide_tool("{\"tool_name\":\"apply_patch\",\"cwd\":\"@R\",\"tool_input\":{\"input\":"
+		    "\"*** Begin Patch\\n   *** Add File: @O/indented   \\n+x\\n*** End Patch\"}}", true, "apply_patch @O/indented: outside");
+	decide_tool("{\"tool_name\":\"apply_patch\",\"cwd\":\"@R\",\"tool_input\":{\"input\":"
+		    "\"*** Begin Patch\\n*** Update File: a.txt\\n\\t*** Move to: @O/moved\\n*** End Patch\"}}", true, "@O/moved: outside");
+	decide_tool("{\"tool_name\":\"apply_patch\",\"cwd\":\"@R\",\"tool_input\":{\"input\":"
+		    "\"*** Begin Patch\\n*** Add file: @O/case\\n*** End Patch\"}}", true, "not a patch header");
+	/* through the shell tool: argv form and a heredoc */
+	decide_tool("{\"tool_name\":\"Bash\",\"cwd\":\"@R\",\"tool_input\":{\"command\":[\"apply_patch\","
+		    "\"*** Begin Patch\\n*** Delete File: @O/f\\n*** End Patch\"]}}", true, "apply_patch @O/f: outside");
+	decide_tool("{\"tool_name\":\"Bash\",\"cwd\":\"@R\",\"tool_input\":{\"command\":\"apply_patch <<'EOF'\\n"
+		    "*** Begin Patch\\n*** Add File: @O/hd\\n+x\\n*** End Patch\\nEOF\"}}", true, "apply_patch @O/hd: outside");
+	decide_tool("{\"tool_name\":\"Bash\",\"cwd\":\"@R\",\"tool_input\":{\"command\":\"apply_patch <<'EOF'\\n"
+		    "*** Begin Patch\\n*** Add File: sub/ok.txt\\n+x\\n*** End Patch\\nEOF\"}}", false, NULL);
 }
 
 static void test_guard__verdict_bytes_pinned(void **state)
@@ -328,6 +392,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_guard__verdict_table),
 		cmocka_unit_test(test_guard__write_tools),
+		cmocka_unit_test(test_guard__limits_fail_closed),
 		cmocka_unit_test(test_guard__apply_patch_targets),
 		cmocka_unit_test(test_guard__verdict_bytes_pinned),
 		cmocka_unit_test(test_guard__marker_armed_and_expiry),
