@@ -24,6 +24,9 @@
 #define LEX_MAX_HEREDOCS 16
 #define CASE_MAX_DEPTH 8
 #define FOR_MAX_VALUES 32
+#define LEX_MAX_NEST 64      /* expansions inside one another, per lexer */
+#define BRACE_MAX_NEST 16    /* {a,{b,{c,...}}} */
+#define COMMAND_MAX_NEST 32  /* wrappers around wrappers: nice nice nice ... */
 
 struct heredoc {
 	size_t tok; /* the << token */
@@ -44,6 +47,7 @@ struct lex {
 	size_t nhd;
 	const char *err;
 	int depth;
+	int nest;      /* expansions open inside one another in this lexer ($(( $(( ... )) )), ${..${..}}) */
 	bool in_subst; /* inside $( ): an unmatched ')' ends it */
 	int paren;
 	bool cmd_start;
@@ -408,8 +412,22 @@ static bool name_char(char c, bool first)
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (!first && c >= '0' && c <= '9');
 }
 
-/* At '$': consume the expansion into w (a variable reference or literal text) and flags. */
+static void lex_dollar_in(struct lex *L, struct buf *w, struct tok *flags);
+
+/* At '$': consume the expansion into w (a variable reference or literal text) and flags. The
+ * nesting is bounded so that no input can exhaust the stack (a crashed hook would not deny). */
 static void lex_dollar(struct lex *L, struct buf *w, struct tok *flags)
+{
+	if (++L->nest > LEX_MAX_NEST) {
+		fail(L, "expansions nested too deeply");
+		L->p += strlen(L->p);
+	} else {
+		lex_dollar_in(L, w, flags);
+	}
+	L->nest--;
+}
+
+static void lex_dollar_in(struct lex *L, struct buf *w, struct tok *flags)
 {
 	const char *p = L->p + 1;
 
@@ -1095,13 +1113,17 @@ static void words_free(struct words *ws)
 }
 
 /* Expand the first top-level {a,b} of `s` (already prefix-free of others) recursively. */
-static void brace_expand(struct sh *st, struct words *ws, const struct tok *model, const char *s)
+static void brace_expand(struct sh *st, struct words *ws, const struct tok *model, const char *s, int nest)
 {
 	const char *open = strchr(s, W_BRACE_OPEN), *p, *close = NULL;
 	int depth = 0;
 
 	if (st->v->deny)
 		return;
+	if (nest > BRACE_MAX_NEST * 4) {
+		sh_deny(st, "brace expansions nested too deeply; write the words out");
+		return;
+	}
 	for (p = open; p && *p; p++) {
 		if (*p == W_BRACE_OPEN)
 			depth++;
@@ -1145,7 +1167,7 @@ static void brace_expand(struct sh *st, struct words *ws, const struct tok *mode
 			buf_append(&b, close + 1, strlen(close + 1));
 			buf_putc(&b, '\0');
 			if (b.data)
-				brace_expand(st, ws, model, b.data);
+				brace_expand(st, ws, model, b.data, nest + 1);
 			buf_free(&b);
 			alt = q + 1;
 		}
@@ -1259,6 +1281,10 @@ void sh_command(struct sh *st, struct tok **w, size_t n)
 
 	if (over_time(st))
 		return;
+	if (st->cmd_nest >= COMMAND_MAX_NEST) {
+		sh_deny(st, "commands wrapped more than %d deep; write the command directly", COMMAND_MAX_NEST);
+		return;
+	}
 	for (;;) {
 		const char *const *r;
 
@@ -1296,7 +1322,9 @@ void sh_command(struct sh *st, struct tok **w, size_t n)
 		st->depth--;
 		return;
 	}
+	st->cmd_nest++;
 	tables_command(st, w + i, n - i);
+	st->cmd_nest--;
 }
 
 void sh_script(struct sh *st, const char *what, const char *text)
@@ -1409,7 +1437,7 @@ static void run_command(struct sh *st, struct cmdbuf *cb)
 
 	for (size_t i = 0; i < cb->ws.n && !st->v->deny; i++) {
 		if (strchr(cb->ws.w[i]->s, W_BRACE_OPEN))
-			brace_expand(st, &ex, cb->ws.w[i], cb->ws.w[i]->s);
+			brace_expand(st, &ex, cb->ws.w[i], cb->ws.w[i]->s, 0);
 		else
 			words_push(st, &ex, cb->ws.w[i]);
 	}
@@ -1490,7 +1518,7 @@ static void for_loop(struct sh *st, struct lex *L, struct tok **w, size_t n, siz
 
 	for (size_t i = 0; i < n && !st->v->deny; i++) {
 		if (strchr(w[i]->s, W_BRACE_OPEN))
-			brace_expand(st, &ex, w[i], w[i]->s);
+			brace_expand(st, &ex, w[i], w[i]->s, 0);
 		else
 			words_push(st, &ex, w[i]);
 	}

@@ -49,6 +49,7 @@ struct sh {
 	const struct shell_check *chk;
 	struct shell_verdict *v;
 	int depth;
+	int cmd_nest; /* sh_command calls open inside one another (wrappers) */
 	char cwd[PATH_MAX];
 	bool cwd_known;
 	struct var vars[SHELL_MAX_VARS];

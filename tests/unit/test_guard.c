@@ -213,6 +213,24 @@ static void test_guard__limits_fail_closed(void **state)
 	assert_non_null(strstr(v.reason, "took longer than"));
 	guard_verdict_free(&v);
 	json_decref(p);
+	/* nesting that would exhaust the stack is refused, not followed (a crashed hook allows) */
+	for (int k = 0; k < 3; k++) {
+		size_t o = 0;
+
+		for (int i = 0; i < (k == 0 ? 5000 : 20000); i++) /* 5000: under the word limit */
+			o += (size_t)snprintf(big + o, 300 * 1024 - o, "%s", k == 0 ? "nice " : k == 1 ? "$(( " : "{a,");
+		o += (size_t)snprintf(big + o, 300 * 1024 - o, "%s", k == 0 ? "touch x" : k == 1 ? "1" : "b");
+		for (int i = 0; k == 2 && i < 20000; i++)
+			big[o++] = '}';
+		big[o] = '\0';
+		p = json_pack("{s:s,s:s,s:{s:s}}", "tool_name", "Bash", "cwd", root, "tool_input", "command", big);
+		guard_decide(&m, p, &v);
+		assert_true(v.deny);
+		if (!strstr(v.reason, k == 0 ? "wrapped more than" : "nested too deeply"))
+			fail_msg("case %d: %s", k, v.reason);
+		guard_verdict_free(&v);
+		json_decref(p);
+	}
 	free(big);
 	guard_marker_free(&m);
 }
