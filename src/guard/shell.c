@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <glob.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -291,6 +292,21 @@ static void lex_brace_param(struct lex *L, struct buf *w, struct tok *flags)
 		buf_putc(w, W_VAR_CLOSE);
 		L->p = q + 1;
 		return;
+	}
+	/* ${NAME%PAT} ${NAME%%PAT} ${NAME#PAT} ${NAME##PAT} ${NAME:-WORD} ${NAME-WORD} with a literal
+	 * PAT or WORD: kept as a reference the walk can evaluate when NAME is known. */
+	if (q > p && !(*p >= '0' && *p <= '9') && (*q == '%' || *q == '#' || (*q == ':' && q[1] == '-') || *q == '-')) {
+		const char *end = strchr(q, '}');
+
+		if (end && end > q && !memchr(q, '$', (size_t)(end - q)) && !memchr(q, '`', (size_t)(end - q)) &&
+		    !memchr(q, '\'', (size_t)(end - q)) && !memchr(q, '"', (size_t)(end - q)) && !memchr(q, '{', (size_t)(end - q)) &&
+		    !memchr(q, '\\', (size_t)(end - q)) && !memchr(q, '\n', (size_t)(end - q))) {
+			buf_putc(w, W_VAR_OPEN);
+			buf_append(w, p, (size_t)(end - p));
+			buf_putc(w, W_VAR_CLOSE);
+			L->p = end + 1;
+			return;
+		}
 	}
 	flags->dyn = true;
 	L->p = p;
@@ -974,9 +990,54 @@ void sh_setvar(struct sh *st, const char *name, const char *value)
 	v->value = value ? strdup(value) : NULL;
 }
 
+/* ${NAME%PAT} and friends on a known value; false when the result cannot be computed. */
+static bool var_op(const char *val, const char *op, size_t oplen, char *out, size_t n)
+{
+	char pat[512];
+	size_t vl = strlen(val);
+	bool twice = oplen > 1 && op[1] == op[0];
+	size_t skip = (op[0] == ':' ? 2 : 1) + (twice && (op[0] == '%' || op[0] == '#'));
+
+	if (oplen < skip || oplen - skip >= sizeof(pat) || vl >= n)
+		return false;
+	memcpy(pat, op + skip, oplen - skip);
+	pat[oplen - skip] = '\0';
+	if (op[0] == '-' || op[0] == ':') { /* NAME is set: its value */
+		snprintf(out, n, "%s", val);
+		return true;
+	}
+	snprintf(out, n, "%s", val);
+	if (op[0] == '%') { /* shortest (or longest) suffix matching PAT */
+		for (size_t k = 0; k <= vl; k++) {
+			size_t at = twice ? k : vl - k;
+
+			if (fnmatch(pat, val + at, 0) == 0) {
+				out[at] = '\0';
+				return true;
+			}
+		}
+		return true;
+	}
+	for (size_t k = 0; k <= vl; k++) { /* '#': shortest (or longest) prefix */
+		size_t len = twice ? vl - k : k;
+		char pre[PATH_MAX];
+
+		if (len >= sizeof(pre))
+			continue;
+		memcpy(pre, val, len);
+		pre[len] = '\0';
+		if (fnmatch(pat, pre, 0) == 0) {
+			snprintf(out, n, "%s", val + len);
+			return true;
+		}
+	}
+	return true;
+}
+
 bool sh_word(struct sh *st, const struct tok *t, char *out, size_t n)
 {
 	size_t o = 0;
+	char opbuf[PATH_MAX];
 
 	if (t->dyn)
 		return false;
@@ -986,17 +1047,26 @@ bool sh_word(struct sh *st, const struct tok *t, char *out, size_t n)
 
 		if (*p == W_VAR_OPEN) {
 			const struct var *v;
+			size_t nl = 0;
 
 			end = strchr(p, W_VAR_CLOSE);
 			if (!end)
 				return false;
-			v = var_get(st, p + 1, (size_t)(end - p - 1));
-			if ((size_t)(end - p - 1) == 3 && !strncmp(p + 1, "PWD", 3) && !v && st->cwd_known)
+			while (p + 1 + nl < end && name_char(p[1 + nl], nl == 0))
+				nl++;
+			v = var_get(st, p + 1, nl);
+			if (nl == 3 && !strncmp(p + 1, "PWD", 3) && !v && st->cwd_known)
 				val = st->cwd;
+			else if (p + 1 + nl < end && (p[1 + nl] == '-' || p[1 + nl] == ':') && (!v || !v->value))
+				return false; /* set or not, the guard cannot tell: unknown */
 			else if (!v || !v->value)
 				return false;
 			else
 				val = v->value;
+			if (p + 1 + nl < end && !var_op(val, p + 1 + nl, (size_t)(end - p - 1 - nl), opbuf, sizeof(opbuf)))
+				return false;
+			if (p + 1 + nl < end)
+				val = opbuf;
 			p = end;
 		} else {
 			one[0] = *p == W_BRACE_OPEN ? '{' : *p == W_BRACE_CLOSE ? '}' : *p == W_BRACE_COMMA ? ',' : *p;
