@@ -1097,12 +1097,46 @@ static void unknown_part(struct sh *st, const struct tok *t, char *out, size_t n
 	snprintf(out, n, "$%.*s", p && end ? (int)(end - p - 1) : 3, p && end ? p + 1 : "...");
 }
 
+/* `path` made absolute against the cwd and normalised lexically, for comparing paths. */
+static bool lexical_abs(struct sh *st, const char *path, char *out, size_t n)
+{
+	char *o = out, *seg, *save = NULL, tmp[PATH_MAX * 2];
+
+	if (path[0] != '/' && !st->cwd_known)
+		return false;
+	if (snprintf(tmp, sizeof(tmp), "%s%s%s", path[0] == '/' ? "" : st->cwd, path[0] == '/' ? "" : "/", path) >=
+	    (int)sizeof(tmp) || n < 2)
+		return false;
+	*o = '\0';
+	for (seg = strtok_r(tmp, "/", &save); seg; seg = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(seg, "."))
+			continue;
+		if (!strcmp(seg, "..")) {
+			char *slash = strrchr(out, '/');
+
+			if (slash)
+				*slash = '\0';
+			o = out + strlen(out);
+			continue;
+		}
+		if ((size_t)(o - out) + strlen(seg) + 2 > n)
+			return false;
+		o += sprintf(o, "/%s", seg);
+	}
+	if (!out[0])
+		strcpy(out, "/");
+	return true;
+}
+
 void sh_target_str(struct sh *st, const char *what, const char *path, enum shell_op op)
 {
 	const char *why;
+	char abs[PATH_MAX * 2];
 
 	if (over_time(st))
 		return;
+	if (st->written && lexical_abs(st, path, abs, sizeof(abs)))
+		strv_push(st->written, abs);
 	why = st->chk->target(st->chk->ctx, st->cwd_known ? st->cwd : NULL, path, op);
 	if (why)
 		sh_deny(st, "%s: %s: %s", what, path, why);
@@ -1443,6 +1477,12 @@ void sh_script_file(struct sh *st, const char *what, const char *path)
 		sh_deny(st, "%s %s: relative path after a cd to an unknown directory", what, path);
 		return;
 	}
+	if (st->written && lexical_abs(st, path, full, sizeof(full)))
+		for (size_t i = 0; i < st->written->n; i++)
+			if (!strcmp(st->written->v[i], full)) {
+				sh_deny(st, "%s %s: runs a script this command writes; write it first, then run it", what, path);
+				return;
+			}
 	snprintf(full, sizeof(full), "%s%s%s", path[0] == '/' ? "" : st->cwd, path[0] == '/' ? "" : "/", path);
 	buf_init(&b, 0);
 	r = fd_read_file(full, SHELL_MAX_SCRIPT_BYTES, &b);
@@ -1742,6 +1782,7 @@ out:
 void shell_analyze(const struct shell_check *chk, const char *cmd, struct shell_verdict *ret)
 {
 	struct sh *st = calloc(1, sizeof(*st));
+	struct strv written = { 0 };
 
 	memset(ret, 0, sizeof(*ret));
 	if (!st) {
@@ -1751,6 +1792,7 @@ void shell_analyze(const struct shell_check *chk, const char *cmd, struct shell_
 	}
 	st->chk = chk;
 	st->v = ret;
+	st->written = &written;
 	st->deadline_ns = mono_ns() + (int64_t)SHELL_MAX_ANALYSIS_MS * 1000000;
 	if (chk->cwd) {
 		snprintf(st->cwd, sizeof(st->cwd), "%s", chk->cwd);
@@ -1766,5 +1808,6 @@ void shell_analyze(const struct shell_check *chk, const char *cmd, struct shell_
 			memmove(st->v->reason, st->v->reason + 9, strlen(st->v->reason + 9) + 1);
 	}
 	sh_release(st);
+	strv_free(&written);
 	free(st);
 }

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../lib/strv.h"
 #include "shell.h"
 
 enum { T_WORD, T_OP, T_REDIR };
@@ -57,6 +58,7 @@ struct sh {
 	struct func funcs[16];
 	size_t nfuncs;
 	int64_t deadline_ns;
+	struct strv *written;        /* paths this command writes, absolute (shared by nested states) */
 	const char *stdin_text;      /* the script a shell would read on stdin (heredoc, here-string), or NULL */
 	const struct tok *stdin_file; /* or the file it would read (< FILE) */
 	bool stdin_unknown;          /* or a pipe: what the shell would run cannot be known */

@@ -1819,6 +1819,17 @@ static void run_perl_ruby(struct sh *st, struct tok **w, size_t n, const char *n
 	char code[16384];
 	size_t i;
 
+	for (i = 1; i < n; i++) { /* modules too: -MLWP::Simple, -rnet/http */
+		const char *s = lit(w[i]);
+
+		if (!strncmp(s, "-M", 2) || !strncmp(s, "-m", 2) || !strncmp(s, "-r", 2)) {
+			screen(st, name, s + 2, list);
+			if (!s[2] && i + 1 < n)
+				screen(st, name, lit(w[i + 1]), list);
+		}
+	}
+	if (st->v->deny)
+		return;
 	for (i = 1; i < n; i++) {
 		const char *s = lit(w[i]);
 
@@ -2170,8 +2181,19 @@ void tables_command(struct sh *st, struct tok **w, size_t n)
 		prog_make(st, w, n);
 	else if (!strcmp(name, "cmake"))
 		prog_cmake(st, w, n);
-	else if ((wr = writer_get(name)))
+	else if ((wr = writer_get(name))) {
+		if (in_words(name, "vi vim nvim ex ed emacs"))
+			for (size_t i = 1; i < n; i++)
+				if (lit(w[i])[0] == '+' || in_words(lit(w[i]), "-c --cmd -s -S -e -es -Es --batch --eval -x -l") ||
+				    (st->stdin_text && !strcmp(name, "ed"))) {
+					if (!strcmp(name, "ed") && st->stdin_text && !strstr(st->stdin_text, "!") &&
+					    !strstr(st->stdin_text, "w "))
+						break; /* ed reading plain commands that neither write elsewhere nor run */
+					sh_deny(st, "%s: editor commands are not analysed; use the Edit tool", name);
+					return;
+				}
 		run_writer(st, wr, w, n, name);
+	}
 	else if (in_words(name, "eval source . trap alias proctor apply_patch applypatch chroot crontab at batch systemd-run flock script hg svn"))
 		run_misc(st, w, n, name);
 	else {
