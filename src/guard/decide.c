@@ -172,6 +172,20 @@ static bool dev_ok(const char *abs)
 	       (!strncmp(abs, "/dev/fd/", 8) && abs[8] && strspn(abs + 8, "0123456789") == strlen(abs + 8));
 }
 
+/* A repository's config and hooks decide what git runs (aliases, hooks, core.sshCommand): a write
+ * there would turn the next git command into anything, so they are the guard's to keep. */
+static bool git_runs(const char *abs)
+{
+	for (const char *g = strstr(abs, "/.git/"); g; g = strstr(g + 1, "/.git/")) {
+		const char *rest = g + 6;
+
+		if (!strcmp(rest, "config") || !strcmp(rest, "info/attributes") ||
+		    (!strncmp(rest, "hooks", 5) && (rest[5] == '\0' || rest[5] == '/')))
+			return true;
+	}
+	return false;
+}
+
 static const char *check_target(void *ctx, const char *cwd, const char *path, enum shell_op op)
 {
 	struct check_ctx *c = ctx;
@@ -199,6 +213,10 @@ static const char *check_target(void *ctx, const char *cwd, const char *path, en
 			free(r);
 			return "holds the guard's own files; it may not be removed, moved or changed";
 		}
+	}
+	if (git_runs(r)) {
+		free(r);
+		return "changes what git runs (.git/config, .git/hooks); use git config for user settings";
 	}
 	for (size_t i = 0; i < c->m->roots.n; i++)
 		inside |= under(r, c->m->roots.v[i]);

@@ -460,11 +460,29 @@ static void lex_dollar_in(struct lex *L, struct buf *w, struct tok *flags)
 	} else if (p[0] == '\'') {
 		flags->quoted = true;
 		lex_ansi_c(L, w);
-	} else if (p[0] == '[') { /* $[ ... ]: old arithmetic */
-		const char *end = strchr(p, ']');
-
+	} else if (p[0] == '[') { /* $[ ... ]: old arithmetic, whose $(...) still run */
 		flags->dyn = true;
-		L->p = end ? end + 1 : (fail(L, "unclosed $["), p + strlen(p));
+		for (L->p = p + 1; !L->err && *L->p != ']';) {
+			struct buf scratch;
+			struct tok f = { 0 };
+
+			if (!*L->p) {
+				fail(L, "unclosed $[");
+			} else if (*L->p == '$' || *L->p == '`') {
+				buf_init(&scratch, 0);
+				if (*L->p == '$')
+					lex_dollar(L, &scratch, &f);
+				else
+					lex_backquote(L, &f);
+				buf_free(&scratch);
+			} else if (*L->p == '\'' || *L->p == '"') {
+				skip_quote(L);
+			} else {
+				L->p++;
+			}
+		}
+		if (!L->err)
+			L->p++;
 	} else if (name_char(*p, true)) {
 		const char *q = p;
 
@@ -1364,6 +1382,8 @@ static void assignment(struct sh *st, const struct tok *t, bool persist)
 			sh_deny(st, "git routing: %.*s is computed at run time", (int)(eq - t->s), t->s);
 		else
 			sh_target_str(st, "git routing", strchr(val, '=') + 1, SHELL_WRITE);
+	} else if (!strncmp(t->s, "CDPATH=", 7)) {
+		st->cdpath = true; /* cd NAME may now go anywhere */
 	} else if (!strncmp(t->s, "GIT_CONFIG", 10) || !strncmp(t->s, "GIT_SSH", 7) || !strncmp(t->s, "GIT_EXEC_PATH=", 14) ||
 		   !strncmp(t->s, "GIT_ASKPASS=", 12) || !strncmp(t->s, "GIT_PROXY_COMMAND=", 18) ||
 		   !strncmp(t->s, "GIT_EXTERNAL_DIFF=", 18) || !strncmp(t->s, "BASH_ENV=", 9) || !strncmp(t->s, "ENV=", 4) ||

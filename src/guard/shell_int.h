@@ -53,6 +53,7 @@ struct sh {
 	int cmd_nest; /* sh_command calls open inside one another (wrappers) */
 	char cwd[PATH_MAX];
 	bool cwd_known;
+	bool cdpath; /* CDPATH was set: a relative cd goes where the guard cannot tell */
 	struct var vars[SHELL_MAX_VARS];
 	size_t nvars;
 	struct func funcs[16];

@@ -62,6 +62,15 @@ static const char *lit(const struct tok *t)
 	return t->dyn || strchr(t->s, W_VAR_OPEN) ? "" : t->s;
 }
 
+static void opt_extract(struct sh *st, const char *what, const struct tok *model, const char *value)
+{
+	struct tok t = *model;
+
+	t.s = (char *)value;
+	t.nsub = 0;
+	sh_target(st, what, &t, SHELL_REMOVE);
+}
+
 static void opt_target(struct sh *st, const char *what, const struct tok *model, const char *value)
 {
 	struct tok t = *model;
@@ -284,6 +293,9 @@ static void run_writer(struct sh *st, const struct writer *wr, struct tok **w, s
 			  strchr(wr->o.shorttarget, 't'));
 	if (!strcmp(name, "scp") && a.nops >= 2)
 		remote_check(st, name, a.ops[a.nops - 1]);
+	if (!strcmp(name, "cp") && (a.flag['s'] || a.flag['l'] || has_word(w, n, "--symbolic-link --link")))
+		for (size_t i = 0; i + 1 < a.nops; i++) /* links to the sources: a later write lands on them */
+			sh_target(st, "cp -s/-l (links to the source)", a.ops[i], SHELL_WRITE);
 	if (st->v->deny)
 		return;
 	switch (wr->mode) {
@@ -394,8 +406,13 @@ static void prog_rsync(struct sh *st, struct tok **w, size_t n)
 	}
 	parse_args(st, w, n, &o, "rsync", &a, false);
 	if (a.nops >= 2) {
+		bool del = false;
+
+		for (size_t i = 1; i < n; i++)
+			del |= !strncmp(lit(w[i]), "--delete", 8) || !strncmp(lit(w[i]), "--remove-source-files", 21);
 		remote_check(st, "rsync", a.ops[a.nops - 1]);
-		sh_target(st, "rsync", a.ops[a.nops - 1], SHELL_WRITE);
+		/* --delete removes what the source lacks, the guard's files included */
+		sh_target(st, del ? "rsync --delete" : "rsync", a.ops[a.nops - 1], del ? SHELL_REMOVE : SHELL_WRITE);
 	}
 }
 
@@ -572,20 +589,25 @@ static void prog_tar(struct sh *st, struct tok **w, size_t n)
 		}
 	}
 	if (mode == 'x' && dir && !strncmp(lit(dir), "--directory=", 12))
-		opt_target(st, "tar (extracts into)", dir, dir->s + 12);
-	else if (mode == 'x')
-		sh_target(st, "tar (extracts into)", dir ? dir : &here, SHELL_WRITE);
+		opt_extract(st, "tar (extracts into)", dir, dir->s + 12);
+	else if (mode == 'x') /* an archive may replace any file below: as a removal of the directory */
+		sh_target(st, "tar (extracts into)", dir ? dir : &here, SHELL_REMOVE);
 }
 
 static void prog_unzip(struct sh *st, struct tok **w, size_t n)
 {
-	static const struct optspec o = { "dxP", "d", NULL, NULL };
+	static const struct optspec o = { "xP", "", NULL, NULL };
 	struct args a;
 	struct tok here = { .kind = T_WORD, .s = (char *)"." };
 
+	for (size_t i = 1; i + 1 < n; i++)
+		if (!strcmp(lit(w[i]), "-d"))
+			sh_target(st, "unzip -d", w[i + 1], SHELL_REMOVE);
 	parse_args(st, w, n, &o, "unzip -d", &a, false);
+	for (size_t i = 1; i < n; i++)
+		a.flag['d'] |= !strcmp(lit(w[i]), "-d");
 	if (!a.flag['d'] && !a.flag['l'] && !a.flag['p'] && !a.flag['t'] && !a.flag['v'] && !a.flag['Z'])
-		sh_target(st, "unzip (extracts into)", &here, SHELL_WRITE);
+		sh_target(st, "unzip (extracts into)", &here, SHELL_REMOVE);
 }
 
 static void prog_7z(struct sh *st, struct tok **w, size_t n)
@@ -600,7 +622,7 @@ static void prog_7z(struct sh *st, struct tok **w, size_t n)
 			outdir = true;
 		}
 	if ((!strcmp(verb, "x") || !strcmp(verb, "e")) && !outdir)
-		sh_target(st, "7z (extracts into)", &here, SHELL_WRITE);
+		sh_target(st, "7z (extracts into)", &here, SHELL_REMOVE);
 	else if ((!strcmp(verb, "a") || !strcmp(verb, "u") || !strcmp(verb, "d") || !strcmp(verb, "rn")) && n > 2)
 		for (size_t i = 2; i < n; i++)
 			if (w[i]->s[0] != '-') {
@@ -746,6 +768,12 @@ static void prog_make(struct sh *st, struct tok **w, size_t n)
 					  "--directory" };
 	struct args a;
 
+	for (size_t i = 1; i + 1 < n; i++)
+		if ((!strcmp(lit(w[i]), "-f") || !strcmp(lit(w[i]), "--file") || !strcmp(lit(w[i]), "--makefile")) &&
+		    (!strcmp(w[i + 1]->s, "-") || !strncmp(w[i + 1]->s, "/dev/", 5) || w[i + 1]->dyn)) {
+			sh_deny(st, "make -f -: a makefile read from input is not analysed");
+			return;
+		}
 	if (has_word(w, n, "--eval --eval= -E")) {
 		sh_deny(st, "make --eval: runs make code the guard does not analyse");
 		return;
@@ -1504,7 +1532,7 @@ struct pm {
 };
 
 static const struct pm pms[] = {
-	{ "npm", "install i in ins inst insta instal isnt isnta isntal isntall add ci clean-install install-clean ic install-test it install-ci-test cit update up upgrade udpate link ln exec x publish unpublish create innit",
+	{ "npm", "install i in ins inst insta instal isnt isnta isntal isntall add ci clean-install install-clean ic install-test it install-ci-test cit update up upgrade udpate link ln exec x publish unpublish create innit audit+fix",
 	  0 },
 	{ "pnpm", "install i add update up upgrade dlx link ln publish import fetch install-test it create",
 	  0 },
@@ -1525,7 +1553,7 @@ static const struct pm pms[] = {
 	{ "conda", "install create update upgrade remove uninstall env+create env+update", 0 },
 	{ "mamba", "install create update upgrade remove uninstall env+create env+update", 0 },
 	{ "micromamba", "install create update remove env+create env+update", 0 },
-	{ "cargo", "install add update fetch", 0 },
+	{ "cargo", "install add update fetch binstall", 0 },
 	{ "go", "install get mod+download", 0 },
 	{ "gem", "install update uninstall", 0 },
 	{ "bundle", "install update add", 0 },
@@ -1561,6 +1589,13 @@ static const struct pm pms[] = {
 	{ "asdf", "install plugin+add plugin-add", 0 },
 	{ "mise", "install use upgrade", 0 },
 	{ "gh", NULL, PM_ANY },
+	{ "hub", NULL, PM_ANY },
+	{ "glab", NULL, PM_ANY },
+	{ "tea", NULL, PM_ANY },
+	{ "easy_install", NULL, PM_ANY },
+	{ "pipenv", "install sync update lock uninstall", 0 },
+	{ "pixi", "add install update global", 0 },
+	{ "rye", "add sync install", 0 },
 };
 
 static bool is_pip(const char *name)
@@ -1645,6 +1680,18 @@ static void run_pm(struct sh *st, const struct pm *pm, struct tok **w, size_t n,
 		v += l;
 		v += *v == ' ';
 	}
+	if ((!strcmp(name, "npm") || !strcmp(name, "pnpm") || !strcmp(name, "yarn") || !strcmp(name, "bun")) &&
+	    (!strcmp(ops[0], "init") || !strcmp(ops[0], "create")) && ops[1]) {
+		sh_deny(st, "%s %s %s: runs a package from the registry; not allowed", name, ops[0], ops[1]);
+		return;
+	}
+	if ((!strcmp(name, "go") && (!strcmp(ops[0], "run") || !strcmp(ops[0], "build"))) ||
+	    (!strcmp(name, "deno") && !strcmp(ops[0], "run")))
+		for (size_t i = 2; i < n; i++)
+			if (strchr(lit(w[i]), '@') || !strncmp(lit(w[i]), "http:", 5) || !strncmp(lit(w[i]), "https:", 6)) {
+				sh_deny(st, "%s %s %s: fetches code from the network; not allowed", name, ops[0], lit(w[i]));
+				return;
+			}
 	if (!strcmp(name, "uv") && !strcmp(ops[0], "run"))
 		for (size_t i = 1; i < n; i++)
 			if (!strncmp(lit(w[i]), "--with", 6)) {
@@ -1682,14 +1729,16 @@ static const char *const screen_python[] = { "subprocess", "os.system", "os.pope
 					     "importlib", "exec(", "eval(", "compile(", "ctypes", "getattr(", "globals(",
 					     "setattr(", "__builtins__", "builtins", "tempfile", "zipfile", "tarfile",
 					     "sqlite3", "pip", "ensurepip", "os.environ[", "putenv", "multiprocessing",
-					     "asyncio.create_subprocess", "webbrowser", "git ", NULL };
+					     "asyncio.create_subprocess", "webbrowser", "git ", "system(", "popen(",
+					     "rmtree", "from os import", "from subprocess", "from shutil", "import os as",
+					     "import subprocess as", "import shutil as", NULL };
 static const char *const screen_node[] = { "writeFile", "appendFile", "createWriteStream", "fs.write", "writeSync",
 					   ".rm(", "rmSync", "rmdir", "unlink", "rename", "mkdir", "symlink", "link(",
 					   "chmod", "chown", "truncate", "copyFile", "cp(", "cpSync", "child_process",
 					   "spawn", "exec", "fork(", "http", "net", "dgram", "tls", "fetch(", "WebSocket",
 					   "eval(", "Function(", "import(", "process.binding", "vm.", "worker_threads",
 					   "fs.open", "openSync", "Deno.", "Bun.", "require(\"fs/promises\")", "mkdtemp",
-					   "utimes", "process.dlopen", NULL };
+					   "utimes", "process.dlopen", "require('fs')[", "require(\"fs\")[", NULL };
 static const char *const screen_perl[] = { "system", "exec", "`", "qx", "unlink", "rename", "mkdir", "rmdir", "symlink",
 					   "link", "chmod", "chown", "truncate", "utime", "Socket", "LWP", "HTTP::", "Net::",
 					   "eval", "require", "do ", "File::", "fork", "pipe", "sysopen", "IO::", ">", NULL };
@@ -1699,7 +1748,7 @@ static const char *const screen_ruby[] = { "File.", "IO.", "system", "`", "%x", 
 static const char *const screen_other[] = { "system", "exec", "shell", "file", "File", "write", "Write", "open", "Open",
 					    "socket", "Socket", "http", "HTTP", "unlink", "rename", "mkdir", "remove", "eval",
 					    "`", "install", "download", "Invoke-", "Set-Content", "Out-File", "Remove-", ">",
-					    NULL };
+					    "Pkg.", "run(", "cp(", "mv(", "rm(", NULL };
 
 /* Python's open(..., 'w'): a mode literal with w, x, a or + in it, or mode= given. */
 static bool py_open_writes(const char *code)
@@ -1917,7 +1966,7 @@ static const char *const plain[] = {
 	"gradle", "ruff", "eslint", "cargo-clippy", "ctest", "lsattr", "getfacl", "watch", "sha", "fd", "fdfind", "fzf",
 	"bat", "delta", "tig", "exa", "eza", "dirs", "popd", "complete", "compgen", "enable", "caller", "logname", "groups",
 	"users", "who", "w", "last", "tty", "nohup_", "envsubst", "gettext", "ngettext", "iconv_", "locate", "mdfind",
-	"cmake_", "pkg-config", "ldconfig_", "gdb", "lldb", "time_", "uptime", "sensors", "lsmod", "dmesg", "journalctl",
+	"cmake_", "pkg-config", "ldconfig_", "time_", "uptime", "sensors", "lsmod", "dmesg", "journalctl",
 	"systemctl", "service", "hexyl", "xargs_", "unzip_", "zipinfo", "tar_", "gzip_", "rustup_", "node_", "true_",
 	NULL };
 
@@ -1964,7 +2013,8 @@ static void run_cd(struct sh *st, struct tok **w, size_t n, const char *name)
 	}
 	while (i < n && lit(w[i])[0] == '-' && lit(w[i])[1])
 		i++;
-	if (i >= n || !sh_word(st, w[i], dir, sizeof(dir)) || !strcmp(dir, "-") || dir[0] == '~' || !dir[0])
+	if (i >= n || !sh_word(st, w[i], dir, sizeof(dir)) || !strcmp(dir, "-") || dir[0] == '~' || !dir[0] ||
+	    (st->cdpath && dir[0] != '/' && strncmp(dir, "./", 2) && strncmp(dir, "../", 3)))
 		sh_cd(st, NULL);
 	else
 		sh_cd(st, dir);
@@ -2024,6 +2074,9 @@ static void run_misc(struct sh *st, struct tok **w, size_t n, const char *name)
 			why = "apply_patch: the patch is not given literally";
 		if (why)
 			sh_deny(st, "%s", why);
+	} else if (in_words(name, "gdb lldb")) {
+		if (has_word(w, n, "-ex --ex -x --command -batch --batch --eval-command --eval-command= -iex -o -s --source"))
+			sh_deny(st, "%s: debugger commands are not analysed", name);
 	} else if (in_words(name, "chroot crontab at batch systemd-run")) {
 		sh_deny(st, "%s: runs commands the guard does not follow; not allowed", name);
 	} else if (!strcmp(name, "flock")) {
@@ -2060,7 +2113,8 @@ static void run_misc(struct sh *st, struct tok **w, size_t n, const char *name)
 		struct tok ts = { .kind = T_WORD, .s = (char *)"typescript" };
 
 		for (size_t k = 1; k + 1 < n; k++)
-			if (!strcmp(lit(w[k]), "-c") || !strcmp(lit(w[k]), "--command")) {
+			if ((lit(w[k])[0] == '-' && lit(w[k])[1] != '-' && lit(w[k])[strlen(lit(w[k])) - 1] == 'c') ||
+			    !strcmp(lit(w[k]), "--command")) {
 				if (sh_word(st, w[k + 1], v, sizeof(v)))
 					sh_script(st, "script -c", v);
 				else
@@ -2194,7 +2248,7 @@ void tables_command(struct sh *st, struct tok **w, size_t n)
 				}
 		run_writer(st, wr, w, n, name);
 	}
-	else if (in_words(name, "eval source . trap alias proctor apply_patch applypatch chroot crontab at batch systemd-run flock script hg svn"))
+	else if (in_words(name, "eval source . trap alias proctor apply_patch applypatch chroot crontab at batch systemd-run flock script hg svn gdb lldb"))
 		run_misc(st, w, n, name);
 	else {
 		/* An unknown program: if one of its words names a program we know, treat the rest as

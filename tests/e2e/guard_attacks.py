@@ -14,7 +14,7 @@ import tempfile
 
 PROCTOR, TABLE = sys.argv[1], sys.argv[2]
 UID = int(sys.argv[3]) if len(sys.argv) > 3 else 2000
-TRACED = ("wget npm pnpm yarn bun npx pnpx bunx uvx pip pip3 pip3.11 uv pipx poetry pdm conda mamba micromamba cargo go gem "
+TRACED = ("wget pipenv glab npm pnpm yarn bun npx pnpx bunx uvx pip pip3 pip3.11 uv pipx poetry pdm conda mamba micromamba cargo go gem "
           "bundle apt apt-get dpkg rpm dnf yum apk brew composer dotnet deno corepack rustup gh cpanm unknownwrapper").split()
 
 
