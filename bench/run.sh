@@ -146,6 +146,8 @@ set -- $("$B/bench/spawn" "$N" "$W/true.sh")
 t_true=$1
 set -- $("$B/bench/spawn" "$N" "$W/hook.sh")
 echo "sh + /bin/true ${t_true} us, sh + proctor guard hook ${1} us = $(awk "BEGIN{printf \"%.2f\", $1/$t_true}")x (goal <= 2x)"
+set -- $("$B/bench/guard_table" "$(cd "$B/.." && pwd)/tests/unit/guard_table.tsv")
+echo "decision over the verdict table ($1 rows): median ${2} us, p99 ${3} us, worst ${4} us (goal: worst < 50000)"
 
 echo "== privilege drop and teardown"
 if [ "$(id -u)" -ne 0 ]; then

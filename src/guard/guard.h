@@ -55,7 +55,9 @@ bool guard_marker_armed(const struct guard_marker *m, int64_t now_ms);
 int guard_install(enum harness h, const char *root, unsigned ttl_s, const char *denial_log, const char *exe,
 		  struct buf *report);
 /* Teardown: restore the hook file byte for byte (or delete it if we created it), remove marker and
- * manifest, prune directories we created. Safe when nothing is installed. */
+ * manifest, prune directories we created. Safe when nothing is installed. Every step is tried;
+ * the first failure is returned (-errno) and named in `report`, and the marker is kept while the
+ * hook file still points at it. */
 int guard_teardown(const char *root, struct buf *report);
 
 /* For proctor run: write a marker at marker_path (absolute; the caller keeps it out of the
