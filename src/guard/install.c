@@ -420,20 +420,32 @@ int guard_teardown(const char *root, struct buf *report)
 	return 0;
 }
 
-int guard_marker_write(const char *marker_path, const char *root, unsigned ttl_s, const char *denial_log)
+int guard_marker_write_roots(const char *marker_path, const char *const *roots, size_t nroots, unsigned ttl_s,
+			     const char *denial_log)
 {
 	char expires[96];
-	json_t *marker;
+	json_t *marker, *list;
 	int r;
 
-	if (!marker_path || marker_path[0] != '/' || !root || root[0] != '/' || ttl_s == 0 ||
-	    (denial_log && denial_log[0] != '/'))
+	if (!marker_path || marker_path[0] != '/' || !nroots || ttl_s == 0 || (denial_log && denial_log[0] != '/'))
 		return -EINVAL;
+	for (size_t i = 0; i < nroots; i++)
+		if (!roots[i] || roots[i][0] != '/')
+			return -EINVAL;
 	rfc3339_ms(now_epoch_ms() + (int64_t)ttl_s * 1000, expires, sizeof(expires));
-	marker = marker_json(root, expires, denial_log);
-	r = marker ? write_json(marker_path, marker) : -ENOMEM;
+	marker = marker_json(roots[0], expires, denial_log);
+	list = json_object_get(marker, "allowedRoots");
+	for (size_t i = 1; list && i < nroots; i++)
+		if (json_array_append_new(list, json_string(roots[i])) < 0)
+			list = NULL;
+	r = marker && list ? write_json(marker_path, marker) : -ENOMEM;
 	json_decref(marker);
 	return r;
+}
+
+int guard_marker_write(const char *marker_path, const char *root, unsigned ttl_s, const char *denial_log)
+{
+	return guard_marker_write_roots(marker_path, &root, 1, ttl_s, denial_log);
 }
 
 json_t *guard_hook_config(enum harness h, const char *exe, const char *marker_path)

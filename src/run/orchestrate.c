@@ -315,7 +315,7 @@ static int build_bundles(struct run *r)
 
 static int arm_guard(struct run *r)
 {
-	char *marker, *settings, *ws, *denials;
+	char *marker, *settings, *ws, *tmp, *home, *denials;
 	json_t *cfg = NULL;
 	struct buf b;
 	int err = -ENOMEM, fd;
@@ -327,16 +327,19 @@ static int arm_guard(struct run *r)
 	marker = run_path(r, "guard/marker.json");
 	settings = run_path(r, "guard/settings.json");
 	ws = run_path(r, "workspace");
+	tmp = run_path(r, "tmp");
+	home = run_path(r, "home");
 	denials = run_path(r, "logs/guard-denials.jsonl");
 	buf_init(&b, 0);
-	if (marker && settings && ws && denials) {
+	if (marker && settings && ws && tmp && home && denials) {
 		/* Agent-writable (the hook runs as the agent), so it is counted but never trusted. */
 		fd = run_open_log(r, "logs/guard-denials.jsonl", 0600, r->uid, r->gid);
 		err = fd < 0 ? fd : 0;
 		if (fd >= 0)
 			close(fd);
 		if (err == 0)
-			err = guard_marker_write(marker, ws, r->t.timeout_s + 3600, denials);
+			err = guard_marker_write_roots(marker, (const char *const[]){ ws, tmp, home }, 3,
+						       r->t.timeout_s + 3600, denials);
 		if (err == 0 && !(cfg = guard_hook_config((enum harness)r->t.guard_harness, r->self, marker)))
 			err = -ENOMEM;
 		if (err == 0 && (err = json_dump_buf(cfg, JSON_INDENT(2), &b)) == 0)
@@ -356,6 +359,8 @@ static int arm_guard(struct run *r)
 	free(marker);
 	free(settings);
 	free(ws);
+	free(tmp);
+	free(home);
 	free(denials);
 	return err;
 }
