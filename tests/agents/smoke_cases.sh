@@ -22,8 +22,13 @@ cleanup() {
 	[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
 	SERVER_PID=""
 	# Nothing of the agent may outlive its turn (a leftover is a finding, not noise).
-	if pgrep -u "$AGENT_UID" >/dev/null 2>&1; then
-		echo "note $CASE: processes of uid $AGENT_UID left: $(pgrep -u "$AGENT_UID" -l | tr '\n' ' ')"
+	# Only processes working in this scratch dir count: the machine is shared.
+	if [ -n "$SCR" ]; then
+		for p in $(pgrep -u "$AGENT_UID"); do
+			case "$(readlink "/proc/$p/cwd" 2>/dev/null)" in
+			"$SCR"*) echo "note $CASE: left behind: $(tr '\0' ' ' <"/proc/$p/cmdline")" ;;
+			esac
+		done
 	fi
 	[ -n "$SCR" ] && [ -z "${PROCTOR_SMOKE_KEEP:-}" ] && rm -rf "$SCR"
 	SCR=""
@@ -166,5 +171,43 @@ case_codex_two_turns() {
 	check "$SCR/out2.jsonl" "[r['action'] for r in log if r['turn'] is not None]
 		== ['answer', 'answer', 'answer']" "the model saw no turn-1 history in turn 2" || return 1
 	echo "PASS $CASE (thread $tid)"
+	cleanup
+}
+
+# The model server drops the connection before answering (and on every retry): the CLI must exit
+# non-zero, quickly, with the error in its own events.
+DROP='{"turns": [{"drop": "before"}]}'
+DROP_LIMIT_S=30
+
+case_claude_drop() {
+	setup "claude drop" anthropic "$DROP" || { fail "model server did not start"; return 1; }
+	claude_env
+	AGENT_ENV="$AGENT_ENV CLAUDE_CODE_MAX_RETRIES=0"
+	t0=$(date +%s)
+	# shellcheck disable=SC2086
+	as_agent "$SCR/out1.jsonl" "$SCR/err1.txt" "$PROCTOR_CLAUDE" -p "go" $CLAUDE_FLAGS
+	rc=$? secs=$(($(date +%s) - t0))
+	[ $rc -eq 1 ] || { fail "exit status $rc, not 1"; return 1; }
+	[ $secs -le $DROP_LIMIT_S ] || { fail "took ${secs}s"; return 1; }
+	check "$SCR/out1.jsonl" "ev[-1]['type'] == 'result' and ev[-1]['is_error'] is True
+		and ev[-1]['terminal_reason'] == 'api_error' and 'ECONNRESET' in ev[-1]['result']" \
+		"the last event is not an api_error result" || return 1
+	echo "PASS $CASE (exit 1 after ${secs}s)"
+	cleanup
+}
+
+case_codex_drop() {
+	setup "codex drop" openai "$DROP" || { fail "model server did not start"; return 1; }
+	codex_config
+	t0=$(date +%s)
+	as_agent "$SCR/out1.jsonl" "$SCR/err1.txt" "$PROCTOR_CODEX" exec --json \
+		--skip-git-repo-check "go"
+	rc=$? secs=$(($(date +%s) - t0))
+	[ $rc -eq 1 ] || { fail "exit status $rc, not 1"; return 1; }
+	[ $secs -le $DROP_LIMIT_S ] || { fail "took ${secs}s"; return 1; }
+	check "$SCR/out1.jsonl" "ev[-1]['type'] == 'turn.failed' and ev[-2]['type'] == 'error'
+		and 'stream disconnected' in ev[-1]['error']['message']" \
+		"the last events are not error, turn.failed" || return 1
+	echo "PASS $CASE (exit 1 after ${secs}s)"
 	cleanup
 }
