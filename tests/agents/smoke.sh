@@ -9,7 +9,7 @@
 #              in its events, and does not hang
 # It owns no proctor code; it proves the command lines doc/AGENTS-FACTS.md gives.
 #
-# usage: tests/agents/smoke.sh [claude|codex]...   (default: both)
+# usage: tests/agents/smoke.sh [--tap] [claude|codex]...   (default: both; --tap: TAP lines)
 # Skips a CLI with a reason when it is not installed (scripts/agents.sh) or when not root.
 # Last line: "N passed, N failed, N skipped"; exit 1 when any failed.
 set -u
@@ -29,12 +29,25 @@ if [ "${1:-}" = --in-netns ]; then
 	exit $?
 fi
 
-passed=0 failed=0 skipped=0
+passed=0 failed=0 skipped=0 n=0 tap=0
+[ "${1:-}" = --tap ] && { tap=1; shift; }
 agents=${*:-claude codex}
 
+# report STATUS TEXT: one result line, plain (PASS/FAIL/SKIP) or TAP.
+report() {
+	n=$((n + 1))
+	case "$tap$1" in
+	0*) echo "$1 $2" ;;
+	1PASS) echo "ok $n - $2" ;;
+	1FAIL) echo "not ok $n - $2" ;;
+	1SKIP) echo "ok $n - $2 # skip" ;;
+	*) ;;
+	esac
+}
+
 if [ "$(id -u)" -ne 0 ]; then
-	for a in $agents; do echo "SKIP $a: needs root (setpriv to uid $AGENT_UID, unshare -n)"; done
-	echo "0 passed, 0 failed, $(echo $agents | wc -w) skipped"
+	for a in $agents; do report SKIP "$a: needs root (setpriv to uid $AGENT_UID, unshare -n)"; done
+	echo "0 passed, 0 failed, $n skipped"
 	exit 0
 fi
 
@@ -52,14 +65,21 @@ for a in $agents; do
 	esac
 	for c in ${PROCTOR_SMOKE_CASES:-two_turns drop}; do
 		if [ -z "$bin" ] || [ ! -x "$bin" ]; then
-			echo "SKIP $a $c: not installed (run scripts/agents.sh as root)"
+			report SKIP "$a $c: not installed (run scripts/agents.sh as root)"
 			skipped=$((skipped + 1))
 			continue
 		fi
 		out=$(unshare -n "$0" --in-netns "$a" "$c" 2>&1)
 		rc=$?
-		echo "$out"
-		if [ $rc -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+		if [ $rc -eq 0 ]; then
+			passed=$((passed + 1))
+			report PASS "$(echo "$out" | sed -n 's/^PASS //p' | tail -n 1)"
+			echo "$out" | sed -n 's/^note /# note /p'
+		else
+			failed=$((failed + 1))
+			report FAIL "$a $c"
+			echo "$out" | sed 's/^/# /'
+		fi
 	done
 done
 echo "$passed passed, $failed failed, $skipped skipped"

@@ -229,5 +229,38 @@ class OpenAI(ServerCase):
         self.assertEqual(self.log()[0]["action"], "drop_mid")
 
 
+class TapResult(unittest.TextTestResult):
+    """One TAP line per test (for tests/run.sh's tally)."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.n = 0
+
+    def _tap(self, test, ok, note=""):
+        self.n += 1
+        print("%s %d - %s%s" % ("ok" if ok else "not ok", self.n, test.id(), note), flush=True)
+
+    def addSuccess(self, test):
+        super().addSuccess(test)
+        self._tap(test, True)
+
+    def addFailure(self, test, err):
+        super().addFailure(test, err)
+        self._tap(test, False)
+
+    def addError(self, test, err):
+        super().addError(test, err)
+        self._tap(test, False)
+
+    def addSkip(self, test, reason):
+        super().addSkip(test, reason)
+        self._tap(test, True, " # skip " + reason)
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--tap"]:
+        suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
+        print("1..%d" % suite.countTestCases())
+        r = unittest.TextTestRunner(stream=sys.stderr, resultclass=TapResult).run(suite)
+        sys.exit(0 if r.wasSuccessful() else 1)
     unittest.main(verbosity=2)
