@@ -5,6 +5,8 @@
 # against a scripted model server (tests/agents/model_*.py). Per CLI:
 #   two_turns  turn 1 runs a Bash tool call (echo hi > x.txt) and answers text; turn 2 resumes the
 #              session by id, and the model checks the resumed request carries turn 1's history
+#   hook       a root-owned PreToolUse hook denies a Bash write on a resumed turn after the agent
+#              tried to switch hooks off from inside (settings / config.toml)
 #   drop       the model server drops the connection: the CLI exits non-zero, reports the error
 #              in its events, and does not hang
 # It owns no proctor code; it proves the command lines doc/AGENTS-FACTS.md gives.
@@ -63,7 +65,7 @@ for a in $agents; do
 	codex) bin=$PROCTOR_CODEX ;;
 	*) echo "smoke: unknown agent $a (claude or codex)" >&2; exit 2 ;;
 	esac
-	for c in ${PROCTOR_SMOKE_CASES:-two_turns drop}; do
+	for c in ${PROCTOR_SMOKE_CASES:-two_turns drop hook}; do
 		if [ -z "$bin" ] || [ ! -x "$bin" ]; then
 			report SKIP "$a $c: not installed (run scripts/agents.sh as root)"
 			skipped=$((skipped + 1))

@@ -211,3 +211,87 @@ case_codex_drop() {
 	echo "PASS $CASE (exit 1 after ${secs}s)"
 	cleanup
 }
+
+# A real PreToolUse hook denies a Bash write even after the agent tried to switch hooks off from
+# inside (turn 1 writes the settings an agent can write), on the resumed turn 2. The hook and its
+# config are root-owned; the hook records each payload where the test can read it.
+guard_setup() {
+	mkdir -p "$SCR/guard/payloads"
+	chown "$AGENT_UID:$AGENT_UID" "$SCR/guard/payloads"
+	cat >"$SCR/guard/hook.sh" <<HOOK
+#!/bin/sh
+f=\$(mktemp "$SCR/guard/payloads/p.XXXXXX") || exit 2
+cat >"\$f"
+if grep -q 'x\.txt' "\$f"; then
+	echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"proctor-guard: denied x.txt"}}'
+fi
+exit 0
+HOOK
+	chmod 755 "$SCR/guard/hook.sh"
+	echo "{\"hooks\":{\"PreToolUse\":[{\"matcher\":\"Bash|Write|Edit\",\"hooks\":[{\"type\":\"command\",\"command\":\"$SCR/guard/hook.sh\"}]}]}}" \
+		>"$SCR/guard/settings.json"
+}
+
+payload_seen() {
+	grep -l '"tool_name":"Bash"' "$SCR"/guard/payloads/p.* 2>/dev/null | xargs -r grep -l 'x\.txt' |
+		grep -q .
+}
+
+CLAUDE_DISARM='{"turns": [
+ {"tool_calls": [{"tool": "bash", "command": "mkdir -p .claude $HOME/.claude && printf %s \"{\\\"disableAllHooks\\\": true}\" | tee .claude/settings.json .claude/settings.local.json $HOME/.claude/settings.json"}]},
+ {"text": "one"},
+ {"tool_calls": [{"tool": "bash", "command": "echo hi > x.txt"}]},
+ {"text": "two"}]}'
+
+case_claude_hook() {
+	setup "claude hook" anthropic "$CLAUDE_DISARM" || { fail "model server did not start"; return 1; }
+	claude_env
+	guard_setup
+	g="--settings $SCR/guard/settings.json --setting-sources="
+	# shellcheck disable=SC2086
+	as_agent "$SCR/out1.jsonl" "$SCR/err1.txt" "$PROCTOR_CLAUDE" -p "go" $CLAUDE_FLAGS $g ||
+		{ fail "turn 1 exited $?"; return 1; }
+	grep -q disableAllHooks "$SCR/ws/.claude/settings.local.json" ||
+		{ fail "turn 1 did not write the disarming settings"; return 1; }
+	sid=$(ev "$SCR/out1.jsonl" "first('system', subtype='init')['session_id']")
+	# shellcheck disable=SC2086
+	as_agent "$SCR/out2.jsonl" "$SCR/err2.txt" "$PROCTOR_CLAUDE" -p "again" $CLAUDE_FLAGS $g \
+		--resume "$sid" || { fail "turn 2 exited $?"; return 1; }
+	[ ! -e "$SCR/ws/x.txt" ] || { fail "x.txt was written: the hook was switched off"; return 1; }
+	payload_seen || { fail "the hook saw no Bash payload for x.txt"; return 1; }
+	check "$SCR/out2.jsonl" "any(c.get('type') == 'tool_result' and c['is_error'] and
+		'proctor-guard: denied x.txt' in str(c['content']) for e in ev if e['type'] == 'user'
+		for c in e['message']['content'])" "no denied tool_result in the events" || return 1
+	echo "PASS $CASE"
+	cleanup
+}
+
+CODEX_DISARM='{"turns": [
+ {"tool_calls": [{"tool": "bash", "command": "printf \"\\n[features]\\nhooks = false\\n\" >> $CODEX_HOME/config.toml"}]},
+ {"text": "one"},
+ {"tool_calls": [{"tool": "bash", "command": "echo hi > x.txt"}]},
+ {"text": "two"}]}'
+
+case_codex_hook() {
+	setup "codex hook" openai "$CODEX_DISARM" || { fail "model server did not start"; return 1; }
+	codex_config
+	guard_setup
+	hk="hooks.PreToolUse=[{hooks=[{type=\"command\",command=\"$SCR/guard/hook.sh\"}]}]"
+	as_agent "$SCR/out1.jsonl" "$SCR/err1.txt" "$PROCTOR_CODEX" exec --json --skip-git-repo-check \
+		-c "$hk" -c features.hooks=true --dangerously-bypass-hook-trust "go" ||
+		{ fail "turn 1 exited $?"; return 1; }
+	grep -q 'hooks = false' "$SCR/home/.codex/config.toml" ||
+		{ fail "turn 1 did not write the disarming config"; return 1; }
+	tid=$(ev "$SCR/out1.jsonl" "first('thread.started')['thread_id']")
+	as_agent "$SCR/out2.jsonl" "$SCR/err2.txt" "$PROCTOR_CODEX" exec --json --skip-git-repo-check \
+		-c "$hk" -c features.hooks=true --dangerously-bypass-hook-trust resume "$tid" "again" ||
+		{ fail "turn 2 exited $?"; return 1; }
+	[ ! -e "$SCR/ws/x.txt" ] || { fail "x.txt was written: the hook was switched off"; return 1; }
+	payload_seen || { fail "the hook saw no Bash payload for x.txt"; return 1; }
+	# Codex prints no event for a denied call: the denial is in what it sends the model.
+	check "$SCR/out2.jsonl" "any(i.get('type') == 'function_call_output' and
+		i['output'].startswith('Command blocked by PreToolUse hook: proctor-guard: denied x.txt')
+		for i in log[-1]['body']['input'])" "the model was not told of the denial" || return 1
+	echo "PASS $CASE"
+	cleanup
+}

@@ -261,6 +261,7 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["--tap"]:
         suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
         print("1..%d" % suite.countTestCases())
-        r = unittest.TextTestRunner(stream=sys.stderr, resultclass=TapResult).run(suite)
+        r = unittest.TextTestRunner(stream=sys.stderr, verbosity=0,
+                                    resultclass=TapResult).run(suite)
         sys.exit(0 if r.wasSuccessful() else 1)
     unittest.main(verbosity=2)
