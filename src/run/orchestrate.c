@@ -796,6 +796,10 @@ static int turn_record(struct run *r, int turn, json_t *resp, uint64_t started)
 	if (type && !strcmp(type, "turn_timeout")) {
 		json_t *dresp = NULL;
 
+		/* Discarded: nothing of it carries over, except a session it started when there was none
+		 * yet (the agent's transcript exists; the next turn resumes it). */
+		if (!r->session_id && json_is_string(json_object_get(res, "session_id")))
+			r->session_id = strdup(json_string_value(json_object_get(res, "session_id")));
 		json_object_set_new(rec, "discarded", json_true());
 		if (run_call(r, "discard_pending_turn", json_pack("{s:i}", "turn", turn), RUN_STOP_MS, &dresp) < 0)
 			run_worker_lost(r, -ETIMEDOUT, "discard_pending_turn");

@@ -112,12 +112,14 @@ result() { python3 -c "import json,sys; r=json.load(open('$T/run/result.json'));
 }
 
 @test "agents: a turn past limits.turn_timeout_s is discarded and the session goes on" {
-	task fake-claude "hang" '["after the timeout"]' '{"timeout_s":60,"turn_timeout_s":2}'
+	task fake-claude "first" '["hang", "after the timeout"]' '{"timeout_s":60,"turn_timeout_s":2}'
 	run "$PROCTOR" run "$T/task.json" --agents "$T/agents" --out "$T/run" --quiet
 	[ "$status" -eq 0 ]
-	[ "$(result "r['agent']['turns'][0]['status']")" = turn_timeout ]
-	[ "$(result "r['agent']['turns'][0]['discarded']")" = True ]
-	[ "$(result "r['agent']['turns'][1]['status']")" = completed ]
+	sid=$(result "r['agent']['turns'][0]['session_id']")
+	[ "$(result "r['agent']['turns'][1]['status']")" = turn_timeout ]
+	[ "$(result "r['agent']['turns'][1]['discarded']")" = True ]
+	[ "$(result "r['agent']['turns'][2]['status']")" = completed ]
+	[ "$(result "r['agent']['turns'][2]['session_id']")" = "$sid" ]
 	[ "$(result "r['status']")" = completed ]
 	[ "$(result "r['teardown']['survivors']")" = "[]" ]
 	[ "$(ps -u 2000 -o pid= | wc -l)" -eq 0 ]
