@@ -214,3 +214,106 @@ sys.exit(0 if r == 0 else ctypes.get_errno())"
 	for _ in $(seq 1 100); do pgrep -f '^/bin/sleep 6666$' >/dev/null || break; sleep 0.05; done
 	! pgrep -f '^/bin/sleep 6666$'
 }
+
+# The attack of issue 12 finding 1: the dropped command pushes a command line into the input of
+# the terminal it was started from, which the operator's root shell would run once drop exits.
+write_tiocsti_attack() {
+	cat >"$T/attack.py" <<'PY'
+import fcntl, os, termios
+res = []
+def push(fd, name):
+    try:
+        for ch in b"id > /tmp/proctor-pwned-tiocsti\n":
+            fcntl.ioctl(fd, termios.TIOCSTI, bytes([ch]))
+        res.append(name + ":pushed")
+    except OSError as e:
+        res.append(name + ":errno%d" % e.errno)
+for fd in (0, 1, 2):
+    push(fd, str(fd))
+try:
+    push(os.open("/dev/tty", os.O_RDWR), "devtty")
+except OSError as e:
+    res.append("devtty:open-errno%d" % e.errno)
+print("RESULT", " ".join(res), "TTY", os.ttyname(0) if os.isatty(0) else "none", "UID", os.getuid())
+PY
+	chmod 0644 "$T/attack.py"
+}
+
+@test "hostile: TIOCSTI from the dropped command never reaches the caller's terminal (pty relay)" {
+	[ -x "$PY" ] || skip "/usr/bin/python3 not installed"
+	write_tiocsti_attack
+	run "$PY" "$BATS_TEST_DIRNAME/pty_inject.py" "$PROCTOR" drop --uid 2000 --gid 2000 --clear-groups -- "$PY" "$T/attack.py"
+	[ "$status" -eq 0 ]
+	[ "$(json_get 'd[0]["status"]' <<<"$output")" = 0 ]
+	[ "$(json_get 'repr(d[0]["injected"])' <<<"$output")" = "''" ] # nothing waits in the operator's input
+	caller_tty=$(json_get 'd[0]["tty"]' <<<"$output")
+	result=$(json_get 'd[0]["output"]' <<<"$output" | grep '^RESULT')
+	echo "$result" | grep -q 'UID 2000'
+	cmd_tty=$(echo "$result" | sed 's/.* TTY \([^ ]*\) .*/\1/')
+	[ -n "$cmd_tty" ] && [ "$cmd_tty" != none ] && [ "$cmd_tty" != "$caller_tty" ] # a pty of its own
+	[ ! -e /tmp/proctor-pwned-tiocsti ]
+}
+
+@test "hostile: --no-pty refuses to hand the caller's terminal to the command" {
+	[ -x "$PY" ] || skip "/usr/bin/python3 not installed"
+	write_tiocsti_attack
+	run "$PY" "$BATS_TEST_DIRNAME/pty_inject.py" "$PROCTOR" drop --uid 2000 --gid 2000 --no-pty -- "$PY" "$T/attack.py"
+	[ "$(json_get 'd[0]["status"]' <<<"$output")" = 127 ]
+	json_get 'd[0]["output"]' <<<"$output" | grep -qF -- "--no-pty: fds 0-2 include the caller's terminal"
+	[[ "$(json_get 'd[0]["output"]' <<<"$output")" != *RESULT* ]] # the command never ran
+	[ "$(json_get 'repr(d[0]["injected"])' <<<"$output")" = "''" ]
+	# a terminal passed on another fd is refused too
+	run "$PY" "$BATS_TEST_DIRNAME/pty_inject.py" /bin/sh -c "exec '$PROCTOR' drop --uid 2000 --gid 2000 --keep-fd 5 -- /bin/true 5<&0"
+	[ "$(json_get 'd[0]["status"]' <<<"$output")" = 127 ]
+	json_get 'd[0]["output"]' <<<"$output" | grep -qF -- "--keep-fd: that fd is a terminal"
+}
+
+@test "drop: without a terminal the command still gets a session of its own" {
+	run drop2000 -- /bin/sh -c 'echo "$(ps -o sid= -p $$ | tr -d " ") $$ $(ps -o tty= -p $$ | tr -d " ")"'
+	[ "$status" -eq 0 ]
+	set -- $output
+	[ "$1" = "$2" ]   # session leader
+	[ "$3" = "?" ]    # no controlling terminal
+}
+
+@test "drop --new-session works when drop leads its process group and session (issue 9)" {
+	run setsid -w "$PROCTOR" drop --uid 2000 --gid 2000 --new-session -- /bin/sh -c 'echo "$(ps -o sid= -p $$ | tr -d " ")=$$"'
+	[ "$status" -eq 0 ]
+	[ "${output%%=*}" = "${output##*=}" ]
+}
+
+@test "drop --pid-ns --die-with-parent runs, and the whole namespace dies with the parent" {
+	"$PROCTOR" doctor --json | tr -d '\n ' | grep -q '"check":"pidnamespaces","ok":true' || skip "no pid namespaces here"
+	run drop2000 --pid-ns --die-with-parent -- /bin/sh -c 'echo $$; exit 7'
+	[ "$status" -eq 7 ]
+	[ "$output" = "2" ]
+	/bin/sh -c "'$PROCTOR' drop --uid 2000 --gid 2000 --clear-groups --pid-ns --die-with-parent -- /bin/sh -c '(setsid sleep 7777 &); exec sleep 7778' & sleep 0.5; kill -9 \$\$" || true
+	for _ in $(seq 1 100); do pgrep -f '^sleep 777[78]$' >/dev/null || break; sleep 0.05; done
+	run pgrep -f '^sleep 777[78]$'
+	[ "$status" -eq 1 ]
+}
+
+@test "drop: fds above 2 and the caller's environment are not passed unless asked" {
+	export PROCTOR_SECRET_ENV=leaked
+	run drop2000 -- /bin/sh -c 'ls /proc/self/fd | sort -n | tr "\n" " "; env | grep -c PROCTOR_SECRET_ENV' 5</dev/null 7</dev/null
+	[ "${lines[0]}" = "0 1 2 3 0" ] # 3 is ls's own directory fd
+	run drop2000 -- /usr/bin/env
+	[ "$output" = "PATH=/usr/bin:/bin" ]
+	run drop2000 --keep-env PROCTOR_SECRET_ENV --setenv PATH=/bin --keep-fd 7 -- /bin/sh -c 'ls /proc/self/fd | sort -n | tr "\n" " "; echo "$PROCTOR_SECRET_ENV $PATH"' 7</dev/null
+	[ "$output" = "0 1 2 3 7 leaked /bin" ]
+	run drop2000 --keep-env-all -- /usr/bin/env
+	echo "$output" | grep -qx 'PROCTOR_SECRET_ENV=leaked'
+	run -127 drop2000 --keep-fd 9 -- /bin/true
+	echo "$output" | grep -qF -- "--keep-fd: that fd is not open"
+}
+
+@test "drop: names with newlines and escape sequences are printed escaped" {
+	bad="$T/x"$'\n'"proctor: forged line"$'\033'"[31m"
+	run -127 drop2000 --landlock-rw "$bad" -- /bin/true
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" != *$'\033'* ]]
+	echo "$output" | grep -qF 'x\nproctor: forged line\x1b[31m: No such file or directory'
+	run -127 drop2000 -- "$bad"
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" != *$'\033'* ]]
+}
