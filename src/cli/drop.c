@@ -389,8 +389,18 @@ static int on_signal(int sfd, pid_t child, const struct relay *rl, int *ret_st)
 	if (read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
 		return 0;
 	sig = (int)si.ssi_signo;
-	if (sig == SIGCHLD)
-		return waitpid(child, ret_st, WNOHANG) == child;
+	if (sig == SIGCHLD) {
+		/* drop is a subreaper: orphans of the command are reaped here, not left to pid 1. */
+		int st, done = 0;
+		pid_t p;
+
+		while ((p = waitpid(-1, &st, WNOHANG)) > 0)
+			if (p == child) {
+				*ret_st = st;
+				done = 1;
+			}
+		return done;
+	}
 	if (sig == SIGWINCH && rl->master >= 0)
 		pty_copy_winsize(rl->out, rl->master);
 	else
@@ -505,6 +515,9 @@ int cmd_drop(int argc, char **argv)
 	spawn_forward_sigset(&block);
 	sigaddset(&block, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &block, &c.old_mask);
+	/* Orphans of the command re-parent to drop (root), which reaps them while it waits. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		drop_fail("prctl(PR_SET_CHILD_SUBREAPER)", errno);
 	if (a.pidns && unshare(CLONE_NEWPID) < 0)
 		drop_fail("--pid-ns: unshare(CLONE_NEWPID)", errno);
 	child = fork();

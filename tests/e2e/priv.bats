@@ -22,6 +22,9 @@ teardown() {
 drop2000() { "$PROCTOR" drop --uid 2000 --gid 2000 --clear-groups "$@"; }
 # Live processes of uid 2000 (zombies wait for their parent, the test shell, to reap them).
 live2000() { ps -u 2000 -o stat= 2>/dev/null | grep -vc '^Z' || true; }
+# Live tasks (threads) of uid 2000: a process whose main thread exited shows as a zombie in
+# `ps -u`, but its other threads still run.
+live_tasks2000() { ps -L -u 2000 -o stat= 2>/dev/null | grep -vc '^Z' || true; }
 
 @test "drop: the acceptance command proves the identity from inside" {
 	run drop2000 -- "$PROCTOR" identity --expect-uid 2000 --expect-gid 2000 --expect-groups '' --expect-no-caps --expect-nnp
@@ -316,4 +319,87 @@ PY
 	run -127 drop2000 -- "$bad"
 	[ "${#lines[@]}" -eq 1 ]
 	[[ "$output" != *$'\033'* ]]
+}
+
+
+@test "hostile: an agent that SIGSTOPs every process of its uid cannot freeze reap, and --timeout holds" {
+	[ -x "$PY" ] || skip "/usr/bin/python3 not installed"
+	# The agent ignores TERM and, on two threads (ctypes drops the GIL), sends SIGSTOP to every
+	# process it may signal: a helper that became the agent's uid on the teardown path is stopped
+	# before it can act, and a reaper waiting for it waits forever (3 of 5 tries in the audit, so
+	# the attack runs four times here).
+	cat >"$T/freezer.py" <<'PY'
+import ctypes, signal, threading
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+kill = ctypes.CDLL(None).kill
+def spin():
+    while True:
+        kill(-1, signal.SIGSTOP)
+threading.Thread(target=spin).start()
+spin()
+PY
+	chmod 0644 "$T/freezer.py"
+	for round in 1 2 3 4; do
+		drop2000 -- "$PY" "$T/freezer.py" &
+		for _ in $(seq 1 100); do [ "$(ps -L -u 2000 -o comm= | grep -c python3)" -ge 2 ] && break; sleep 0.05; done
+		t0=$(date +%s%N)
+		run timeout 10 "$PROCTOR" reap --uid 2000 --grace 100 --timeout 3000
+		ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+		echo "round $round: status $status, $ms ms: $output"
+		[ "$status" -eq 0 ]
+		[ "$ms" -lt 4000 ]
+		echo "$output" | grep -qF '"survivors":[],"ms":'
+		wait || true
+		[ "$(live_tasks2000)" -eq 0 ]
+	done
+}
+
+@test "reap: --timeout ends in a report listing the survivors, exit 1" {
+	drop2000 -- /bin/sh -c 'trap "" TERM; exec /bin/sleep 8888' &
+	for _ in $(seq 1 100); do victim=$(pgrep -u 2000 -f '^/bin/sleep 8888$') && break; sleep 0.05; done
+	[ -n "$victim" ]
+	run "$PROCTOR" reap --uid 2000 --grace 0 --timeout 0
+	[ "$status" -eq 1 ]
+	[ "$(json_get 'd[0]["survivors"]' <<<"${lines[0]}")" = "[$victim]" ]
+	[ "$(json_get 'd[0]["timed_out"]' <<<"${lines[0]}")" = True ]
+	[ "${lines[1]}" = "proctor reap: uid 2000: 1 processes survived the timeout; fail closed" ]
+	run "$PROCTOR" reap --uid 2000 --grace 0
+	[ "$status" -eq 0 ]
+	wait || true
+}
+
+@test "hostile: a process whose main thread exited (a zombie leader with a live thread) is found and killed" {
+	[ -x "$PY" ] || skip "/usr/bin/python3 not installed"
+	# SYS_exit ends only the calling thread: ps shows the process as a zombie, its thread runs on.
+	drop2000 -- "$PY" -c '
+import ctypes, platform, threading, time
+threading.Thread(target=time.sleep, args=(600,)).start()
+ctypes.CDLL(None).syscall({"x86_64": 60, "aarch64": 93}[platform.machine()], 0)' &
+	for _ in $(seq 1 100); do ps -u 2000 -o stat= | grep -q '^Z' && break; sleep 0.05; done
+	[ "$(ps -u 2000 -o stat= | grep -c '^Z')" -eq 1 ]
+	[ "$(live_tasks2000)" -eq 1 ]
+	run "$PROCTOR" reap --uid 2000 --grace 50 --timeout 3000
+	[ "$status" -eq 0 ]
+	[ "$(json_get 'd[0]["signalled"]' <<<"$output")" -ge 1 ]
+	wait || true
+	[ "$(live_tasks2000)" -eq 0 ]
+}
+
+@test "hostile: processes that keep forking to new pids are all killed, and stay dead" {
+	[ -x "$PY" ] || skip "/usr/bin/python3 not installed"
+	for i in 1 2 3 4; do
+		drop2000 -- "$PY" -c '
+import os, signal
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+while True:
+    if os.fork():
+        os._exit(0)' &
+	done
+	for _ in $(seq 1 100); do [ "$(pgrep -c -u 2000)" -ge 4 ] && break; sleep 0.05; done
+	run timeout 20 "$PROCTOR" reap --uid 2000 --grace 50 --timeout 5000
+	echo "$output"
+	[ "$status" -eq 0 ]
+	sleep 0.5
+	[ "$(live_tasks2000)" -eq 0 ]
+	wait || true
 }
