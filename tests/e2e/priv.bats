@@ -179,10 +179,23 @@ sys.exit(0 if r == 0 else ctypes.get_errno())"
 @test "doctor: text and JSON name each layer, with a fix for the missing ones" {
 	run "$PROCTOR" doctor --json
 	run json_get '[c["check"] for c in d[0]["checks"]]' <<<"$(tr -d '\n' <<<"$output")"
-	[ "$output" = "['root', 'landlock', 'user namespaces', 'pid namespaces', 'net namespaces', 'mount namespaces', 'seccomp', 'cgroup v2 delegation', 'agent uid', 'mockd uid', 'rpc gid', '/proc hidepid']" ]
+	[ "$output" = "['root', 'landlock', 'user namespaces', 'pid namespaces', 'net namespaces', 'mount namespaces', 'seccomp', 'cgroup v2 kill', 'dev.tty.legacy_tiocsti', 'agent uid', 'mockd uid', 'rpc gid', '/proc hidepid']" ]
 	run "$PROCTOR" doctor
 	echo "$output" | grep -qE '^ok   landlock +ABI [0-9]+ enabled|^MISS landlock'
-	echo "$output" | grep -qE 'of 12 layers available$'
+	echo "$output" | grep -qE 'of 13 layers available$'
+}
+
+@test "doctor: dev.tty.legacy_tiocsti reports the host's setting" {
+	run "$PROCTOR" doctor
+	if [ ! -e /proc/sys/dev/tty/legacy_tiocsti ]; then
+		echo "$output" | grep -qF 'MISS dev.tty.legacy_tiocsti absent: this kernel (before 6.2) always allows TIOCSTI'
+	elif [ "$(cat /proc/sys/dev/tty/legacy_tiocsti)" = 1 ]; then
+		echo "$output" | grep -qF 'MISS dev.tty.legacy_tiocsti 1: a process can push input into any terminal it holds'
+		echo "$output" | grep -qF 'fix: sysctl -w dev.tty.legacy_tiocsti=0'
+	else
+		echo "$output" | grep -qF 'ok   dev.tty.legacy_tiocsti 0: TIOCSTI needs CAP_SYS_ADMIN'
+	fi
+	[ -z "$(ls /sys/fs/cgroup/unified /sys/fs/cgroup 2>/dev/null | grep proctor-doctor)" ] # the probe is gone
 }
 
 @test "drop: --landlock-scope stops signals to processes outside the domain (ABI 6+)" {
