@@ -221,16 +221,24 @@ int reap_uid(uid_t uid, unsigned grace_ms, unsigned deadline_ms, struct reap_res
 	struct scan term = { .uid = uid, .mode = SCAN_SIGNAL, .sig = SIGTERM, .res = ret, .end = end };
 	struct scan count = { .uid = uid, .mode = SCAN_COUNT, .res = ret, .end = end };
 	unsigned clean = 0;
-	size_t n;
+	size_t n = 0;
 
 	memset(ret, 0, sizeof(*ret));
 	if (uid == 0 || uid == getuid())
 		return -EINVAL; /* never sweep ourselves or root */
 	ret->signalled = scan(&term);
-	while (now_mono_ms() < grace_end && scan(&count))
+	n = 1;
+	while (now_mono_ms() < grace_end && (n = scan(&count)))
 		sleep_ms(REAP_POLL_MS);
+	clean = !n; /* all gone within the grace: that scan was the first empty one */
 	while (clean < 2 && now_mono_ms() < end) {
-		if (cg.dirfd < 0 && !ret->passes)
+		if (clean) { /* one empty scan behind us: a second one ends the sweep */
+			clean = (n = scan(&count)) ? 0 : 2;
+			continue;
+		}
+		/* Moving a process between cgroups is slow (about 0.5 ms): only once a pass has left
+		 * something behind, i.e. something forks faster than the scan. */
+		if (cg.dirfd < 0 && ret->passes)
 			sweep_cgroup_open(&cg, start);
 		ret->passes++;
 		if ((n = stop_then_kill(uid, &cg, end)) && cg.dirfd >= 0)
@@ -238,10 +246,12 @@ int reap_uid(uid_t uid, unsigned grace_ms, unsigned deadline_ms, struct reap_res
 		ret->signalled = n > ret->signalled ? n : ret->signalled;
 		for (uint64_t settle = now_mono_ms() + REAP_SETTLE_MS; (n = scan(&count)) && now_mono_ms() < settle;)
 			sleep_ms(1);
-		clean = n ? 0 : clean + 1;
+		clean = n ? 0 : 1;
 	}
-	count.end = now_mono_ms() + REAP_FINAL_SCAN_MS; /* the report's scan, past the deadline if need be */
-	n = scan(&count);
+	if (clean < 2) {
+		count.end = now_mono_ms() + REAP_FINAL_SCAN_MS; /* the report's scan, past the deadline if need be */
+		n = scan(&count);
+	}
 	ret->timed_out = n && now_mono_ms() >= end;
 	if (cg.dirfd >= 0) {
 		size_t left;

@@ -31,8 +31,9 @@ int reap_pgroup(pid_t pgid, unsigned grace_ms);
 /* Every live process whose real, effective, saved or fs uid is `uid` (a process whose main
  * thread exited but another runs counts as live): SIGTERM, up to grace_ms to leave, then passes
  * of SIGSTOP until every one found is stopped (so none can fork), SIGKILL to all, until two scans
- * in a row find none. Where cgroup v2 with cgroup.kill exists, each one found is also moved into
- * a cgroup of the sweep's own, whose kill reaches children forked after the scan. Never takes
+ * in a row find none. Where cgroup v2 with cgroup.kill exists and a pass left something behind,
+ * each one found is also moved into a cgroup of the sweep's own, whose kill reaches children
+ * forked after the scan. Never takes
  * longer than deadline_ms plus half a second (the last scan, which
  * gives the report; a scan cut short counts as finding one, so it never reports "none"). Fills *ret; 0 when none survived, -EBUSY when some did
  * (fail closed), -EINVAL for uid 0 or the caller's uid. */
