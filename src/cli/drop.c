@@ -104,14 +104,13 @@ static uid_t parse_user(const char *s)
 {
 	unsigned long v;
 	struct passwd *pw;
-	char *safe;
+	char msg[256];
 
 	if (parse_ulong(s, 0, 4294967294UL, &v) == 0)
 		return (uid_t)v;
 	if (!(pw = getpwnam(s))) {
-		safe = str_escape(s);
-		log_error("user '%s': no such user", safe ? safe : "?");
-		exit(DROP_EXIT);
+		snprintf(msg, sizeof(msg), "user '%.200s': no such user", s);
+		drop_fail(msg, 0);
 	}
 	return pw->pw_uid;
 }
@@ -120,14 +119,13 @@ static gid_t parse_group(const char *s)
 {
 	unsigned long v;
 	struct group *gr;
-	char *safe;
+	char msg[256];
 
 	if (parse_ulong(s, 0, 4294967294UL, &v) == 0)
 		return (gid_t)v;
 	if (!(gr = getgrnam(s))) {
-		safe = str_escape(s);
-		log_error("group '%s': no such group", safe ? safe : "?");
-		exit(DROP_EXIT);
+		snprintf(msg, sizeof(msg), "group '%.200s': no such group", s);
+		drop_fail(msg, 0);
 	}
 	return gr->gr_gid;
 }
