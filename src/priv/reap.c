@@ -135,7 +135,22 @@ struct scan {
 	struct reap_result *res;      /* survivors recorded here when set */
 	uint64_t end;                 /* stop scanning at this time (0: never); the scan is then
 				       * incomplete and counts one more, so it never says "none" */
+	uint8_t *killed;              /* bitmap of pids sent SIGKILL (may be NULL): a dying process
+				       * is not stopped again, which would only wait for its exit */
 };
+
+#define REAP_PID_LIMIT (1u << 22) /* PID_MAX_LIMIT on 64-bit Linux */
+
+static bool killed_test(const uint8_t *map, pid_t pid)
+{
+	return map && (unsigned)pid < REAP_PID_LIMIT && (map[(unsigned)pid / 8] & (1u << ((unsigned)pid % 8)));
+}
+
+static void killed_set(uint8_t *map, pid_t pid)
+{
+	if (map && (unsigned)pid < REAP_PID_LIMIT)
+		map[(unsigned)pid / 8] |= (uint8_t)(1u << ((unsigned)pid % 8));
+}
 
 /* One pass over /proc. SCAN_STOP counts (and SIGSTOPs) only those not yet stopped. */
 static size_t scan(const struct scan *s)
@@ -164,13 +179,15 @@ static size_t scan(const struct scan *s)
 		    !(st = process_state(dirfd(d), e->d_name, s->uid)))
 			continue;
 		if (s->mode == SCAN_STOP) {
-			if (st == 'T' || st == 't')
+			if (st == 'T' || st == 't' || killed_test(s->killed, pid))
 				continue;
 			kill(pid, SIGSTOP);
 		} else if (s->mode == SCAN_SIGNAL) {
 			if (s->cg && s->cg->dirfd >= 0)
 				reap_cgroup_add(s->cg, pid);
 			kill(pid, s->sig);
+			if (s->sig == SIGKILL)
+				killed_set(s->killed, pid);
 		}
 		if (s->res && s->res->nsurvivors < REAP_MAX_SURVIVORS)
 			s->res->survivors[s->res->nsurvivors++] = pid;
@@ -189,10 +206,10 @@ size_t reap_count_uid(uid_t uid)
 
 /* Stop everything (a stopped process cannot fork), then kill everything. Returns how many the
  * KILL pass found. */
-static size_t stop_then_kill(uid_t uid, const struct reap_cgroup *cg, uint64_t end)
+static size_t stop_then_kill(uid_t uid, const struct reap_cgroup *cg, uint64_t end, uint8_t *killed)
 {
-	struct scan stop = { .uid = uid, .mode = SCAN_STOP, .end = end };
-	struct scan kil = { .uid = uid, .mode = SCAN_SIGNAL, .sig = SIGKILL, .cg = cg, .end = end };
+	struct scan stop = { .uid = uid, .mode = SCAN_STOP, .end = end, .killed = killed };
+	struct scan kil = { .uid = uid, .mode = SCAN_SIGNAL, .sig = SIGKILL, .cg = cg, .end = end, .killed = killed };
 
 	for (int i = 0; i < REAP_STOP_ROUNDS && now_mono_ms() < end && scan(&stop); i++)
 		sched_yield();
@@ -222,10 +239,12 @@ int reap_uid(uid_t uid, unsigned grace_ms, unsigned deadline_ms, struct reap_res
 	struct scan count = { .uid = uid, .mode = SCAN_COUNT, .res = ret, .end = end };
 	unsigned clean = 0;
 	size_t n = 0;
+	uint8_t *killed;
 
 	memset(ret, 0, sizeof(*ret));
 	if (uid == 0 || uid == getuid())
 		return -EINVAL; /* never sweep ourselves or root */
+	killed = calloc(REAP_PID_LIMIT / 8, 1); /* NULL only costs time */
 	ret->signalled = scan(&term);
 	n = 1;
 	while (now_mono_ms() < grace_end && (n = scan(&count)))
@@ -241,7 +260,7 @@ int reap_uid(uid_t uid, unsigned grace_ms, unsigned deadline_ms, struct reap_res
 		if (cg.dirfd < 0 && ret->passes)
 			sweep_cgroup_open(&cg, start);
 		ret->passes++;
-		if ((n = stop_then_kill(uid, &cg, end)) && cg.dirfd >= 0)
+		if ((n = stop_then_kill(uid, &cg, end, killed)) && cg.dirfd >= 0)
 			ret->cgroup_used = true;
 		ret->signalled = n > ret->signalled ? n : ret->signalled;
 		for (uint64_t settle = now_mono_ms() + REAP_SETTLE_MS; (n = scan(&count)) && now_mono_ms() < settle;)
@@ -259,6 +278,7 @@ int reap_uid(uid_t uid, unsigned grace_ms, unsigned deadline_ms, struct reap_res
 		reap_cgroup_kill(&cg, 0, &left);
 		reap_cgroup_destroy(&cg);
 	}
+	free(killed);
 	return n ? -EBUSY : 0;
 }
 
