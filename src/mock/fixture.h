@@ -76,6 +76,9 @@ struct mock_tool_config {
 	unsigned passthrough_timeout_ms;
 	bool has_noise_flags;
 	struct strv noise_flags;
+	/* The real tool's sandbox (sandbox.h): extra read-only and read-write paths, and the
+	 * "NAME=VALUE" environment it gets instead of mockd's. */
+	struct strv pt_read, pt_write, pt_env;
 };
 
 struct mock_config {

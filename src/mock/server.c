@@ -321,7 +321,12 @@ static void pt_start(struct mock_server *s, struct conn *c, uint64_t now)
 	struct mock_tool *t = c->tool;
 	int r;
 
-	r = pt_spawn(&c->job, t->exe, t->cfg->tool, c->req.argv, c->req.argc, t->cfg->passthrough_timeout_ms, now);
+	/* Fail closed: without its sandbox the real tool never runs (only recording mode opts out). */
+	if (!t->unconfined && t->sandbox.ruleset_fd < 0)
+		r = -EPERM;
+	else
+		r = pt_spawn(&c->job, t->exe, t->cfg->tool, c->req.argv, c->req.argc, t->unconfined ? NULL : &t->sandbox,
+			     t->cfg->passthrough_timeout_ms, now);
 	if (r < 0) {
 		srv_error(s, "passthrough %s: spawn failed: %s", t->exe, strerror(-r));
 		conn_error(s, c, MOCK_EXIT_PASSTHROUGH_UNAVAILABLE, "service unavailable", OUTCOME_PASSTHROUGH, now);

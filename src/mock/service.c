@@ -77,6 +77,7 @@ int mock_tool_init(struct mock_tool *t, struct mock_tool_config *cfg, struct fix
 	size_t nnoise = mock_default_noise_count;
 	int r;
 
+	t->sandbox.ruleset_fd = -1;
 	t->cfg = cfg;
 	t->fixture = f;
 	/* The tool config's noise flags win over the fixture's, which win over the default. */
@@ -122,6 +123,7 @@ void mock_tool_fini(struct mock_tool *t)
 	matcher_free(t->matcher);
 	fixture_free(t->fixture);
 	free(t->exe);
+	pt_sandbox_free(&t->sandbox);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -205,6 +207,37 @@ void mock_service_free(struct mock_service *s)
 	buf_free(&s->scratch);
 	mock_config_free(s->cfg);
 	free(s);
+}
+
+int mock_service_confine(struct mock_service *s, const char *const *protect, size_t nprotect, struct diag *d)
+{
+	size_t n = 0;
+	const char **all = calloc(s->ntools + nprotect + 1, sizeof(*all));
+	int r = 0;
+
+	if (!all)
+		return -ENOMEM;
+	/* What the tool must never reach: every fixture, the config, and the caller's list. */
+	for (size_t i = 0; i < s->ntools; i++)
+		all[n++] = s->tools[i].cfg->fixture;
+	if (s->cfg->path)
+		all[n++] = s->cfg->path;
+	for (size_t i = 0; i < nprotect; i++)
+		all[n++] = protect[i];
+	for (size_t i = 0; i < s->ntools && r == 0; i++) {
+		struct mock_tool *t = &s->tools[i];
+		struct pt_sandbox_spec spec = { .exe = t->exe, .read = &t->cfg->pt_read, .write = &t->cfg->pt_write,
+						.env = &t->cfg->pt_env, .protect = all, .nprotect = n };
+
+		if (!t->exe || t->unconfined)
+			continue;
+		pt_sandbox_free(&t->sandbox);
+		r = pt_sandbox_build(&spec, d, &t->sandbox);
+		if (r < 0)
+			diag_error(d, "%s: the real tool's sandbox cannot be built, so passthrough is refused", t->cfg->tool);
+	}
+	free(all);
+	return r;
 }
 
 const struct wire *mock_service_error(struct mock_service *s, const char *tool, int exit_code, const char *msg)
