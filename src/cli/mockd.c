@@ -38,7 +38,7 @@ static const char mockd_usage[] =
 	"    --fixture FILE          its fixture file\n"
 	"    --passthrough 'WORDS'   argv prefix served by the real tool (repeatable)\n"
 	"    --passthrough-exec PATH the real tool (default: NAME on PATH)\n"
-	"    --max-requests N        request budget (default unlimited)\n"
+	"    --max-requests N        request budget (default 1000)\n"
 	"    --noise-flag FLAG       flag ignored with its value when matching (repeatable;\n"
 	"                            replaces the default --output)\n"
 	"    --passthrough-read PATH   the real tool may read PATH (repeatable)\n"
@@ -49,7 +49,9 @@ static const char mockd_usage[] =
 	"  --socket-mode MODE        octal, default 0660\n"
 	"  --allow-uid UID           peer uid allowed to call (repeatable; default 0, 2000\n"
 	"                            and, when not root, mockd's own uid)\n"
-	"  --journal FILE            append one JSON line per call\n"
+	"  --journal FILE            one JSON line per call; must be absent or empty unless\n"
+	"    --journal-append        is given; a regular file, never a link\n"
+	"    --journal-max-bytes N   past N bytes calls fail closed with 70 (default 1 GiB)\n"
 	"  --ready-fd N              write a newline to fd N once serving, then close it\n"
 	"  --client-timeout SEC      time a client has to send its request (default 10)\n"
 	"  --passthrough-timeout SEC real tool time limit (default 60)\n"
@@ -67,7 +69,8 @@ struct mockd_args {
 	const char *config, *tool, *fixture, *pt_exec, *socket, *journal, *group, *user, *run_group;
 	struct strv prefixes, noise, pt_read, pt_write, pt_env;
 	unsigned long max_requests, client_timeout_s, pt_timeout_s, max_clients;
-	bool has_noise, check, has_client_timeout, has_pt_timeout;
+	bool has_noise, check, has_client_timeout, has_pt_timeout, journal_append;
+	unsigned long long journal_max;
 	int ready_fd;
 	unsigned mode;
 	uid_t uids[MOCKD_MAX_ALLOWED_UIDS];
@@ -79,7 +82,7 @@ enum {
 	OPT_CONFIG = 256, OPT_TOOL, OPT_FIXTURE, OPT_PASSTHROUGH, OPT_PT_EXEC, OPT_MAX_REQ, OPT_NOISE,
 	OPT_SOCKET, OPT_GROUP, OPT_MODE, OPT_ALLOW, OPT_JOURNAL, OPT_READY, OPT_CTIMEOUT, OPT_PTIMEOUT,
 	OPT_MAXCLI, OPT_CHECK, OPT_USER, OPT_RUN_GROUP, OPT_RUN_GROUPS,
-	OPT_PT_READ, OPT_PT_WRITE, OPT_PT_ENV,
+	OPT_PT_READ, OPT_PT_WRITE, OPT_PT_ENV, OPT_JAPPEND, OPT_JMAX,
 };
 
 static const struct option mockd_opts[] = {
@@ -95,6 +98,8 @@ static const struct option mockd_opts[] = {
 	{ "socket-mode", required_argument, NULL, OPT_MODE },
 	{ "allow-uid", required_argument, NULL, OPT_ALLOW },
 	{ "journal", required_argument, NULL, OPT_JOURNAL },
+	{ "journal-append", no_argument, NULL, OPT_JAPPEND },
+	{ "journal-max-bytes", required_argument, NULL, OPT_JMAX },
 	{ "ready-fd", required_argument, NULL, OPT_READY },
 	{ "client-timeout", required_argument, NULL, OPT_CTIMEOUT },
 	{ "passthrough-timeout", required_argument, NULL, OPT_PTIMEOUT },
@@ -204,6 +209,8 @@ static int mockd_parse_one(struct mockd_args *a, int c)
 		a->uids[a->nuids++] = (uid_t)num_or_die("--allow-uid", optarg, 0, 4294967294UL);
 		break;
 	case OPT_JOURNAL: a->journal = optarg; break;
+	case OPT_JAPPEND: a->journal_append = true; break;
+	case OPT_JMAX: a->journal_max = num_or_die("--journal-max-bytes", optarg, 4096, 1UL << 40); break;
 	case OPT_READY:
 		if (fd_parse(optarg, &a->ready_fd) < 0 || a->ready_fd <= 2)
 			die(EXIT_USAGE, "--ready-fd: '%s' is not an open file descriptor above 2", optarg);
@@ -295,7 +302,8 @@ static struct mock_config *mockd_config(struct mockd_args *a, struct diag *d)
 	if (mock_config_single(a->tool, a->fixture, &c) < 0)
 		die(EXIT_FAILURE_, "out of memory");
 	t = &c->tools[0];
-	t->max_requests = a->max_requests;
+	if (a->max_requests)
+		t->max_requests = a->max_requests;
 	for (size_t i = 0; i < a->prefixes.n; i++) {
 		r = mock_tool_add_prefix(t, a->prefixes.v[i]);
 		if (r < 0)
@@ -368,6 +376,17 @@ static void mockd_report(const struct mock_service *svc, const char *sock)
 		log_info("serving on %s", sock);
 }
 
+static const char *journal_open_why(int r)
+{
+	switch (r) {
+	case -EEXIST: return "it exists and is not empty (a journal is fresh; --journal-append adds to one)";
+	case -EINVAL: return "not a regular file";
+	case -EMLINK: return "it has other hard links";
+	case -ELOOP: return "it is a symbolic link";
+	default: return strerror(-r);
+	}
+}
+
 /* The real tools' sandboxes, built while everything can still be opened: none may reach the
  * journal or the socket's directory (nor, service.c adds, a fixture or the config). */
 static int mockd_confine(struct mock_service *svc, const char *journal, const char *sock, struct diag *d)
@@ -436,11 +455,12 @@ int cmd_mockd(int argc, char **argv)
 	mockd_report(svc, a.check ? NULL : a.socket ? a.socket : MOCK_DEFAULT_SOCKET);
 	so.socket_path = a.socket ? a.socket : MOCK_DEFAULT_SOCKET;
 	if (!a.check) {
-		r = journal_open(&j, a.journal);
+		r = journal_open_mode(&j, a.journal, a.journal_append);
 		if (r < 0) {
-			diag_error(&d, "%s: cannot open journal: %s", a.journal, strerror(-r));
+			diag_error(&d, "%s: cannot open journal: %s", a.journal, journal_open_why(r));
 			goto out;
 		}
+		j.max_bytes = a.journal_max;
 	}
 	if (mockd_confine(svc, a.journal, so.socket_path, &d) < 0)
 		goto out;
@@ -455,6 +475,10 @@ int cmd_mockd(int argc, char **argv)
 	so.on_error = mockd_runtime_error;
 	if (mock_server_bind(&so, &d, &srv) < 0)
 		goto out;
+	/* Warnings so far (the fd limit) are said now, not when the daemon stops. */
+	diag_print(&d);
+	diag_free(&d);
+	diag_init(&d);
 	if (a.user && mockd_drop(&a, &d) < 0)
 		goto out;
 	/* A passthrough child runs as our uid: it must not be able to read our memory or fds. */

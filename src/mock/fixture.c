@@ -639,6 +639,9 @@ static int tool_parse(struct mock_config *c, size_t i, json_t *o, struct diag *d
 		diag_error(d, "%s: %sfixture: must be a non-empty path string", c->path, ctx);
 	else if (!(t->fixture = path_relative_to_file(c->path, json_string_value(fx))))
 		return -ENOMEM;
+	/* Required, as the reference requires it: a missing budget must never mean "unlimited". */
+	if (!json_object_get(o, "max_requests"))
+		diag_error(d, "%s: %smax_requests: required (the tool's request budget, 1 to 100000000)", c->path, ctx);
 	config_uint(c->path, ctx, o, "max_requests", 1, 100000000, &t->max_requests, d);
 	config_uint(c->path, ctx, o, "passthrough_timeout_seconds", 1, 3600, &timeout_s, d);
 	t->passthrough_timeout_ms = (unsigned)timeout_s * 1000u;
@@ -707,6 +710,8 @@ static int config_parse(struct mock_config *c, json_t *root, struct diag *d)
 	c->client_timeout_ms = (unsigned)timeout_s * 1000u;
 	config_uint(c->path, "", root, "passthrough_cache_entries", 0, 1000000, &cache, d);
 	c->cache_entries = (unsigned)cache;
+	c->unknown_tool_max_requests = MOCK_DEFAULT_UNKNOWN_TOOL_BUDGET;
+	config_uint(c->path, "", root, "unknown_tool_max_requests", 1, 100000000, &c->unknown_tool_max_requests, d);
 	return config_uids_parse(c, json_object_get(root, "allowed_uids"), d);
 }
 
@@ -746,6 +751,7 @@ int mock_config_single(const char *tool, const char *fixture, struct mock_config
 	if (!c)
 		return -ENOMEM;
 	c->cache_entries = MOCK_DEFAULT_CACHE_ENTRIES;
+	c->unknown_tool_max_requests = MOCK_DEFAULT_UNKNOWN_TOOL_BUDGET;
 	c->tools = calloc(1, sizeof(*c->tools));
 	if (!c->tools) {
 		free(c);
@@ -755,6 +761,7 @@ int mock_config_single(const char *tool, const char *fixture, struct mock_config
 	c->tools[0].tool = strdup(tool);
 	c->tools[0].fixture = strdup(fixture);
 	c->tools[0].passthrough_timeout_ms = MOCK_DEFAULT_PASSTHROUGH_TIMEOUT_MS;
+	c->tools[0].max_requests = MOCK_DEFAULT_MAX_REQUESTS;
 	if (!c->tools[0].tool || !c->tools[0].fixture) {
 		mock_config_free(c);
 		return -ENOMEM;

@@ -23,7 +23,8 @@ const char *mock_outcome_name(enum mock_outcome o)
 		[OUTCOME_CACHED] = "cached",     [OUTCOME_DEFAULT] = "default",
 		[OUTCOME_UNMOCKED] = "unmocked", [OUTCOME_BUDGET] = "budget",
 		[OUTCOME_REJECTED] = "rejected", [OUTCOME_UNKNOWN_TOOL] = "unknown_tool",
-		[OUTCOME_BAD_REQUEST] = "bad_request",
+		[OUTCOME_BAD_REQUEST] = "bad_request", [OUTCOME_BUSY] = "busy",
+		[OUTCOME_CLIENT_GONE] = "client_gone", [OUTCOME_ERROR] = "error",
 	};
 
 	return (size_t)o < sizeof(names) / sizeof(names[0]) ? names[o] : "?";
@@ -243,7 +244,10 @@ int mock_service_confine(struct mock_service *s, const char *const *protect, siz
 const struct wire *mock_service_error(struct mock_service *s, const char *tool, int exit_code, const char *msg)
 {
 	char text[256];
-	int n = snprintf(text, sizeof(text), "%s: %s\n", tool && *tool ? tool : "error", msg);
+	/* "TOOL: message", as a real CLI says it; without a tool (the request was never read) the
+	 * bare message: no real CLI prints an "error:" prefix. */
+	int n = tool && *tool ? snprintf(text, sizeof(text), "%s: %s\n", tool, msg)
+			      : snprintf(text, sizeof(text), "%s\n", msg);
 
 	if (n < 0 || n >= (int)sizeof(text))
 		n = (int)sizeof(text) - 1;
@@ -383,13 +387,22 @@ int mock_service_decide(struct mock_service *s, const struct mock_request *req, 
 	ssize_t rule;
 
 	*ret = (struct mock_decision){ .rule = -1, .tool = t };
+	if (!t && s->unknown_served >= s->cfg->unknown_tool_max_requests) {
+		ret->outcome = OUTCOME_BUDGET;
+		ret->w = mock_service_error(s, mock_tool_name_valid(req->tool) ? req->tool : NULL, MOCK_EXIT_BUDGET,
+					    "request budget exhausted");
+		return ret->w ? 0 : -ENOMEM;
+	}
 	if (!t) {
+		s->unknown_served++;
 		ret->w = mock_service_error(s, mock_tool_name_valid(req->tool) ? req->tool : NULL,
 					    MOCK_EXIT_UNKNOWN_TOOL, "command not found");
 		ret->outcome = OUTCOME_UNKNOWN_TOOL;
 		return ret->w ? 0 : -ENOMEM;
 	}
-	if (t->cfg->max_requests && t->served >= t->cfg->max_requests)
+	/* max_requests is never 0 once loaded; a 0 left by a caller's own config is no budget at
+	 * all, so nothing is served (fail closed) rather than everything. */
+	if (t->served >= t->cfg->max_requests)
 		return decide_error(s, ret, OUTCOME_BUDGET, MOCK_EXIT_BUDGET, "request budget exhausted");
 	t->served++;
 	ret->outcome = mock_tool_classify(t, req->argv, req->argc, &rule);

@@ -28,6 +28,10 @@ enum mock_outcome {
 	OUTCOME_REJECTED,
 	OUTCOME_UNKNOWN_TOOL,
 	OUTCOME_BAD_REQUEST,
+	OUTCOME_BUSY,        /* 69: the passthrough queue is full, its wait expired, or memory is short */
+	OUTCOME_CLIENT_GONE, /* the client hung up before its answer (a queued or running passthrough) */
+	OUTCOME_ERROR,       /* 70: an internal error, e.g. out of memory while matching: fail closed */
+	OUTCOME__COUNT,
 };
 const char *mock_outcome_name(enum mock_outcome o);
 
@@ -65,6 +69,7 @@ struct mock_service {
 	struct mock_config *cfg;
 	struct mock_tool *tools;
 	size_t ntools;
+	unsigned long unknown_served; /* calls to tools not served, against cfg->unknown_tool_max_requests */
 	struct buf scratch; /* for responses made on the fly */
 	struct wire scratch_wire;
 };
