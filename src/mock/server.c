@@ -688,16 +688,24 @@ static int socket_prepare_path(const char *path, struct sockaddr_un *sa, struct 
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
 	strcpy(sa->sun_path, path);
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : (diag_error(d, "%s: %s", path, strerror(errno)), -errno);
+	if (lstat(path, &st) < 0) {
+		r = -errno; /* saved first: diag_error allocates, and may change errno */
+		if (r == -ENOENT)
+			return 0;
+		diag_error(d, "%s: %s", path, strerror(-r));
+		return r;
+	}
 	if (!S_ISSOCK(st.st_mode)) {
 		diag_error(d, "%s: exists and is not a socket; refusing to replace it", path);
 		return -EEXIST;
 	}
 	/* A socket file nobody listens on is left over from a crash: replace it. */
 	probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (probe < 0)
-		return -errno;
+	if (probe < 0) {
+		r = -errno;
+		diag_error(d, "%s: socket: %s", path, strerror(-r));
+		return r;
+	}
 	r = connect(probe, (struct sockaddr *)sa, sizeof(*sa));
 	close(probe);
 	if (r == 0) {
@@ -705,8 +713,9 @@ static int socket_prepare_path(const char *path, struct sockaddr_un *sa, struct 
 		return -EADDRINUSE;
 	}
 	if (unlink(path) < 0 && errno != ENOENT) {
-		diag_error(d, "%s: cannot remove stale socket: %s", path, strerror(errno));
-		return -errno;
+		r = -errno;
+		diag_error(d, "%s: cannot remove stale socket: %s", path, strerror(-r));
+		return r;
 	}
 	return 0;
 }
@@ -733,8 +742,11 @@ static int socket_bind(struct mock_server *s, struct diag *d)
 		diag_error(d, "%s: bind: %s", path, strerror(-r));
 		return r;
 	}
-	if (lstat(path, &st) < 0)
-		return -errno;
+	if (lstat(path, &st) < 0) {
+		r = -errno;
+		diag_error(d, "%s: %s", path, strerror(-r));
+		return r;
+	}
 	s->sock_dev = st.st_dev;
 	s->sock_ino = st.st_ino;
 	if ((s->opts.socket_gid != (gid_t)-1 && chown(path, (uid_t)-1, s->opts.socket_gid) < 0) ||
@@ -746,6 +758,7 @@ static int socket_bind(struct mock_server *s, struct diag *d)
 	}
 	if (listen(s->listen_fd, SOMAXCONN) < 0) {
 		r = -errno;
+		diag_error(d, "%s: listen: %s", path, strerror(-r));
 		unlink(path);
 		return r;
 	}
@@ -889,8 +902,9 @@ int mock_server_run(struct mock_server *s, struct mock_service *svc, struct jour
 		uint64_t now = now_mono_ms();
 
 		if (n < 0 && errno != EINTR) {
-			diag_error(d, "epoll_wait: %s", strerror(errno));
-			return -errno;
+			r = -errno;
+			diag_error(d, "epoll_wait: %s", strerror(-r));
+			return r;
 		}
 		for (int i = 0; i < n; i++) {
 			struct ev_tag *tag = evs[i].data.ptr;

@@ -364,6 +364,8 @@ enum mock_outcome mock_tool_classify(struct mock_tool *t, const char *const *arg
 	if (t->record)
 		return OUTCOME_PASSTHROUGH;
 	rule = matcher_match(t->matcher, argv, argc, &mode);
+	if (rule < -1)
+		return OUTCOME_ERROR; /* out of memory: fail closed, never on to passthrough */
 	if (rule >= 0) {
 		*ret_rule = rule;
 		return mode == MATCH_EXACT ? OUTCOME_EXACT : mode == MATCH_NORMALIZED ? OUTCOME_NORMALIZED : OUTCOME_SUBSET;
@@ -426,6 +428,8 @@ int mock_service_decide(struct mock_service *s, const struct mock_request *req, 
 	case OUTCOME_DEFAULT:
 		ret->w = &t->default_wire;
 		return 0;
+	case OUTCOME_ERROR:
+		return decide_error(s, ret, OUTCOME_ERROR, MOCK_EXIT_PASSTHROUGH_FAILED, "internal error");
 	default:
 		return decide_error(s, ret, OUTCOME_UNMOCKED, MOCK_EXIT_UNMOCKED, "this command is not available");
 	}

@@ -169,7 +169,8 @@ real_tool() { # real_tool BODY: the "real" uip, counting its runs
 @test "passthrough: the real tool gets a scrubbed environment, / as cwd and no fd above 2" {
 	real_tool 'env | sort; pwd; ls /proc/self/fd'
 	SECRET_TOKEN=s3cret start_mockd --passthrough-write "$T/rw" --tool uip --fixture "$T/uip.json" \
-		--passthrough 'docsai ask' --passthrough-exec "$T/realbin/uip" --passthrough-env LANG=C.UTF-8
+		--passthrough 'docsai ask' --passthrough-exec "$T/realbin/uip" --passthrough-env LANG=C.UTF-8 \
+		7</etc/hostname # a stray fd mockd inherited without close-on-exec
 	run "$UIP" docsai ask x
 	[ "$status" -eq 0 ]
 	[ -z "$(echo "$output" | grep SECRET_TOKEN)" ]

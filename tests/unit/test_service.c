@@ -204,6 +204,33 @@ static void test_service__unknown_tools_are_budgeted(void **state)
 	mock_service_free(s);
 }
 
+/* Code review (issue 12): the matcher turned out-of-memory into "no match", which can fall
+ * through to the real tool. Its scratch space cannot be had for this argc (the size overflows,
+ * as an allocation would fail): the answer must be an error (70), never passthrough. */
+static void test_service__matcher_oom_fails_closed(void **state)
+{
+	struct mock_service *s = load(fixture, "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"max_requests\":100,"
+					       "\"fixture\":\"uip.json\",\"passthrough_argv_prefixes\":[[\"docsai\"]],"
+					       "\"passthrough_executable\":\"/bin/echo\"}]}");
+	const char *argv[] = { "docsai", "ask", NULL };
+	size_t huge = SIZE_MAX / 2; /* only argv[0] and argv[1] are ever looked at */
+	enum match_mode mode;
+	ssize_t rule;
+
+	(void)state;
+	assert_int_equal(matcher_match(s->tools[0].matcher, argv, huge, &mode), -ENOMEM);
+	assert_int_equal(mock_tool_classify(&s->tools[0], argv, huge, &rule), OUTCOME_ERROR);
+	assert_int_equal(rule, -1);
+	struct mock_request req = { .tool = "uip", .argv = argv, .argc = huge };
+	struct mock_decision d;
+
+	assert_int_equal(mock_service_decide(s, &req, &d), 0);
+	assert_int_equal(d.outcome, OUTCOME_ERROR);
+	assert_int_equal(d.w->exit_code, 70);
+	assert_string_equal(mock_outcome_name(d.outcome), "error");
+	mock_service_free(s);
+}
+
 static void test_service__tool_noise_flags_override_fixture(void **state)
 {
 	static const char fx[] = "{\"version\":1,\"noise_flags\":[\"--fmt\"],\"responses\":["
@@ -232,6 +259,7 @@ int main(void)
 		cmocka_unit_test(test_service__config_without_max_requests_is_refused),
 		cmocka_unit_test(test_service__default_budget_is_finite),
 		cmocka_unit_test(test_service__unknown_tools_are_budgeted),
+		cmocka_unit_test(test_service__matcher_oom_fails_closed),
 	};
 
 	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
