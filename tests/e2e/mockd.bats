@@ -484,7 +484,8 @@ NoNewPrivs: 1" ] || { echo "$output"; false; }
 	# Every call is journaled: hung up (client_gone) or turned away by the queue bound (busy, 69).
 	run json_get 'len(d), sorted(set(x["outcome"] for x in d)), all(x["uid"] == 2000 for x in d)' <"$JOURNAL"
 	[ "$output" = "(200, ['busy', 'client_gone'], True)" ]
-	[ "$(json_get 'sum(1 for x in d if x["outcome"] == "busy" and x["exit"] == 69)' <"$JOURNAL")" -ge 100 ]
+	# At most 16 run and 64 wait at a time: of 200 sent at once, many are turned away with 69.
+	[ "$(json_get 'sum(1 for x in d if x["outcome"] == "busy" and x["exit"] == 69)' <"$JOURNAL")" -ge 20 ]
 	# The peak stays far below the ~1 GB the audit saw (ASan's quarantine keeps freed memory).
 	hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$MOCKD_PID/status")
 	limit=$([ -n "${SANITIZE:-}" ] && echo 800000 || echo 150000)
