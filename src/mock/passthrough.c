@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* passthrough.c: posix_spawn the real tool; pidfd + non-blocking pipes feed the event loop. */
+/* passthrough.c: fork the real tool into its sandbox; pidfd + non-blocking pipes feed the event loop. */
 #include "passthrough.h"
 
 #include <errno.h>
