@@ -481,11 +481,11 @@ NoNewPrivs: 1" ] || { echo "$output"; false; }
 	[ "$status" -eq 0 ]
 	[ "$output" -gt 21000 ] # about 21,800 {} per request, as in the audit
 	for _ in $(seq 1 300); do [ "$(journal_lines)" -ge 200 ] && break; sleep 0.1; done
-	# Every call is journaled: hung up (client_gone) or turned away by the queue bound (busy, 69).
-	run json_get 'len(d), sorted(set(x["outcome"] for x in d)), all(x["uid"] == 2000 for x in d)' <"$JOURNAL"
-	[ "$output" = "(200, ['busy', 'client_gone'], True)" ]
-	# At most 16 run and 64 wait at a time: of 200 sent at once, many are turned away with 69.
-	[ "$(json_get 'sum(1 for x in d if x["outcome"] == "busy" and x["exit"] == 69)' <"$JOURNAL")" -ge 20 ]
+	# Every call is journaled: hung up (client_gone) or turned away by the queue bound (busy, 69;
+	# how many depends on how hang-ups interleave with reads).
+	run json_get 'len(d), set(x["outcome"] for x in d) <= {"busy", "client_gone"}, all(x["uid"] == 2000 for x in d)' <"$JOURNAL"
+	[ "$output" = "(200, True, True)" ] || { cat "$JOURNAL" | head -5; false; }
+	[ "$(json_get 'sum(1 for x in d if x["outcome"] == "client_gone" and x["argv"] == ["docsai", "ask", "q"])' <"$JOURNAL")" -ge 1 ]
 	# The peak stays far below the ~1 GB the audit saw (ASan's quarantine keeps freed memory).
 	hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$MOCKD_PID/status")
 	limit=$([ -n "${SANITIZE:-}" ] && echo 800000 || echo 150000)
@@ -496,6 +496,18 @@ NoNewPrivs: 1" ] || { echo "$output"; false; }
 	[ "$status" -ne 0 ]
 	run "$UIP" or jobs get J1
 	[ "$output" = "job J1" ]
+}
+
+@test "mockd: at most 16 passthroughs run and 64 wait; one more is answered 69 at once" {
+	mkdir "$T/realbin"
+	printf '#!/bin/sh\nsleep 1\n' >"$T/realbin/uip"
+	chmod 0755 "$T/realbin/uip"
+	start_mockd --tool uip --fixture "$T/uip.json" --passthrough 'docsai ask' --passthrough-exec "$T/realbin/uip" \
+		--client-timeout 20
+	run $RAWSOCK flood "$SOCK" 81 uip docsai ask q
+	[ "$output" = "0:80 69:1" ]
+	run json_get '[x["outcome"] for x in d][0], len(d)' <"$JOURNAL"
+	[ "$output" = "('busy', 81)" ]
 }
 
 @test "mockd: a queued passthrough waits at most the client timeout for a slot, then gets 69" {
