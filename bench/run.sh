@@ -13,7 +13,7 @@ N=${BENCH_CALLS:-1000}
 start() { # start FIXTURE: mockd on $W/s.sock with a journal; sets PID
 	rm -f "$W/s.sock" "$W/calls.jsonl" "$W/ready"
 	mkfifo "$W/ready"
-	"$B/proctor" mockd --tool uip --fixture "$1" --socket "$W/s.sock" --journal "$W/calls.jsonl" \
+	"$B/proctor" mockd --tool uip --fixture "$1" --max-requests 100000000 --socket "$W/s.sock" --journal "$W/calls.jsonl" \
 		--ready-fd 3 3>"$W/ready" &
 	PID=$!
 	read -r _ <"$W/ready"
