@@ -10,19 +10,17 @@ FAKE=$BATS_TEST_DIRNAME/fake-agents
 
 setup() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root (proctor run creates and drops identities)"
-	[ -n "$("$PROCTOR" doctor 2>/dev/null | grep -i 'landlock.*abi')" ] || true
+	"$PROCTOR" doctor --json | tr -d '\n ' | grep -q '"check":"landlock","ok":true' ||
+		skip "no Landlock on this kernel: proctor run refuses to run without it"
 	T=$(mktemp -d /tmp/proctor-agents-XXXXXX)
 	chmod 0755 "$T"
 	mkdir "$T/agents" "$T/ws"
 	cp "$FAKE"/*.json "$T/agents/"
 	cp "$BATS_TEST_DIRNAME/../../examples/uip-fixture.json" "$T/fx.json"
-	exec 9>/tmp/proctor-e2e.lock
-	flock 9
 }
 
 teardown() {
 	[ -n "${T:-}" ] && rm -rf "$T"
-	exec 9>&- || true
 }
 
 # task KIND PROMPT TURNS-JSON [LIMITS-JSON]: a task for a fake agent
