@@ -156,7 +156,7 @@ def run_row(top, tpl, i, row):
         env = {'PATH': base + '/trace:/usr/local/bin:/usr/bin:/bin', 'HOME': base + '/home', 'LANG': 'C.UTF-8',
                'PYTHONPATH': base + '/pylib'}
         try:
-            subprocess.run([PROCTOR, 'drop', '--uid', str(UID), '--gid', str(UID), '--clear-groups', '--', 'bash', '-c', cmd],
+            subprocess.run([PROCTOR, 'drop', '--uid', str(UID), '--gid', str(UID), '--clear-groups', '--keep-env-all', '--', 'bash', '-c', cmd],
                            cwd=W, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            timeout=30)
         except subprocess.TimeoutExpired:
