@@ -131,7 +131,8 @@ static int take_slot(struct run *r)
 {
 	const struct task *t = &r->t;
 	struct reap_result rr;
-	int err = rundir_take_slot(t->agent_uid, t->slots, &r->slot, &r->slot_fd);
+	const unsigned ids[RUN_SLOT_IDS] = { t->agent_uid, t->agent_gid, t->mockd_uid, t->rpc_gid };
+	int err = rundir_take_slot(ids, t->slots, &r->slot, r->slot_fds);
 
 	if (err < 0) {
 		run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "no identity slot: %s",
@@ -434,11 +435,17 @@ static json_t *probe_paths(struct run *r)
 	return a;
 }
 
-static void record_probes(struct run *r, json_t *probes)
+static void record_probes(struct run *r, json_t *probes, size_t asked)
 {
 	size_t i, refused = 0;
 	json_t *p;
 
+	/* Every path asked about must have an answer: a short list proves nothing. */
+	if (json_array_size(probes) != asked) {
+		run_layer(r, "fixtures_private", "failed", "the worker answered %zu of %zu probes", json_array_size(probes),
+			  asked);
+		return;
+	}
 	json_array_foreach(probes, i, p) {
 		if (!json_is_string(json_object_get(p, "error"))) {
 			run_layer(r, "fixtures_private", "failed", "the agent's uid could open %s",
@@ -502,7 +509,7 @@ static void record_identity(struct run *r, json_t *res, const struct identity *o
 		run_layer(r, "non_dumpable", "enforced", "the worker cannot be traced or read by the agent's uid");
 	else
 		run_layer(r, "non_dumpable", "failed", "the worker is dumpable");
-	record_probes(r, json_object_get(res, "probes"));
+	record_probes(r, json_object_get(res, "probes"), r->nprobes);
 }
 
 static bool layer_failed(const struct run *r)
@@ -520,7 +527,7 @@ static int hello(struct run *r)
 {
 	struct identity_expect e;
 	struct identity outside;
-	json_t *groups = json_array(), *params, *resp = NULL, *res;
+	json_t *groups = json_array(), *params, *resp = NULL, *res, *probes;
 	char *report = NULL;
 	size_t bad;
 	int err;
@@ -528,8 +535,10 @@ static int hello(struct run *r)
 	expect_for(r, &e);
 	for (size_t i = 0; i < e.nwant_groups; i++)
 		json_array_append_new(groups, json_integer(e.want_groups[i]));
+	probes = probe_paths(r);
+	r->nprobes = json_array_size(probes);
 	params = json_pack("{s:{s:i,s:i,s:o},s:o}", "expect", "uid", (int)r->uid, "gid", (int)r->gid, "groups", groups,
-			   "probe_unreadable", probe_paths(r));
+			   "probe_unreadable", probes);
 	if ((err = run_call(r, "hello", params, RUN_HELLO_MS, &resp)) < 0) {
 		run_worker_lost(r, err, "hello");
 		return err;
@@ -961,8 +970,10 @@ static void check_after(struct run *r)
 	    unlinkat(r->dfd, "sock/mock.sock", 0) < 0)
 		teardown_error(r, "sock/mock.sock could not be removed: %s", strerror(errno));
 	r->socket_removed = faccessat(r->dfd, "sock/mock.sock", F_OK, AT_SYMLINK_NOFOLLOW) < 0;
-	if (r->marker_sha[0] && (rundir_hash_file(r->dfd, "guard/marker.json", sum, NULL) < 0 || strcmp(sum, r->marker_sha)))
+	if (r->marker_sha[0] && (rundir_hash_file(r->dfd, "guard/marker.json", sum, NULL) < 0 || strcmp(sum, r->marker_sha))) {
 		teardown_error(r, "the guard's marker changed during the run");
+		r->guard_disarmed = true;
+	}
 	for (size_t i = 0; i < r->nmanifests; i++) {
 		json_t *b = json_array_get(r->bundles, i);
 		struct bundle_drift drift;
@@ -1189,15 +1200,16 @@ static void run_free(struct run *r)
 		close(r->events_fd);
 	if (r->stderr_fd >= 0)
 		close(r->stderr_fd);
-	if (r->slot_fd >= 0)
-		close(r->slot_fd); /* releases the slot */
+	for (int i = 0; i < RUN_SLOT_IDS; i++)
+		if (r->slot_fds[i] >= 0)
+			close(r->slot_fds[i]); /* releases the slot */
 	if (r->dfd >= 0)
 		close(r->dfd);
 }
 
 int run_task(const struct run_opts *o, struct diag *ret_diag, char **ret_dir)
 {
-	struct run r = { .o = o, .dfd = -1, .slot_fd = -1, .mockd_pidfd = -1, .mockd_status = -1, .sock = -1,
+	struct run r = { .o = o, .dfd = -1, .slot_fds = { -1, -1, -1, -1 }, .mockd_pidfd = -1, .mockd_status = -1, .sock = -1,
 			 .worker_pidfd = -1,
 			 .events_fd = -1, .stderr_fd = -1, .left_behind = -1 };
 	sigset_t stop, old;
