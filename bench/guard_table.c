@@ -65,7 +65,8 @@ int main(int argc, char **argv)
 	snprintf(p, sizeof(p), "%s/outlink", root);
 	if (symlink(outside, p) < 0)
 		return 1;
-	strv_push(&m.roots, root);
+	if (strv_push(&m.roots, root) < 0)
+		return 1;
 	while (fgets(line, sizeof(line), f) && n < MAX_ROWS) {
 		char *cols[6], *save = NULL;
 		int nc = 0;

@@ -19,6 +19,14 @@
 #include "../mock/analyze.h"
 #include "cli.h"
 
+
+/* Out of memory in a command: say so and stop, never carry on with a list missing an entry. */
+static void push_or_die(struct strv *s, const char *v)
+{
+	if (strv_push(s, v) < 0)
+		die(EXIT_FAILURE_, "out of memory");
+}
+
 static const char fixtures_usage[] =
 	"usage: proctor fixtures check FILE|DIR...\n"
 	"       proctor fixtures sort FIXTURE [--in-place]\n"
@@ -81,7 +89,7 @@ static struct mock_config *fx_config(const struct fx_source *src, const char *fi
 	if (src->has_noise) {
 		t->has_noise_flags = true;
 		for (size_t i = 0; i < src->noise.n; i++)
-			strv_push(&t->noise_flags, src->noise.v[i]);
+			push_or_die(&t->noise_flags, src->noise.v[i]);
 	}
 	return c;
 }
@@ -190,7 +198,7 @@ static void check_one(struct check_run *run, struct mock_tool_config *tc, struct
 	char real[PATH_MAX];
 
 	if (realpath(tc->fixture, real))
-		strv_push(&run->done, real);
+		push_or_die(&run->done, real);
 	run->files++;
 	/* Kept even with field errors, so duplicate keys are reported in the same run. */
 	if (fixture_load_keep(tc->fixture, d, &f) < 0 && !f)
@@ -254,7 +262,7 @@ static void check_walk(struct check_run *run, const char *dir, int depth)
 	}
 	while ((e = readdir(dp)) && names.n < CHECK_MAX_FILES)
 		if (e->d_name[0] != '.')
-			strv_push(&names, e->d_name);
+			push_or_die(&names, e->d_name);
 	closedir(dp);
 	strv_sort(&names);
 	for (size_t i = 0; i < names.n; i++) {
@@ -268,10 +276,10 @@ static void check_walk(struct check_run *run, const char *dir, int depth)
 		if (S_ISDIR(st.st_mode) && depth < CHECK_MAX_DEPTH)
 			check_walk(run, p, depth + 1);
 		else if (S_ISREG(st.st_mode) && !strcmp(names.v[i], "mock-config.json"))
-			strv_push(&run->configs, p);
+			push_or_die(&run->configs, p);
 		else if (S_ISREG(st.st_mode) && strstr(names.v[i], "fixture") &&
 			 strlen(names.v[i]) > 5 && !strcmp(names.v[i] + strlen(names.v[i]) - 5, ".json"))
-			strv_push(&run->fixtures, p);
+			push_or_die(&run->fixtures, p);
 		free(p);
 	}
 	strv_free(&names);
@@ -294,9 +302,9 @@ int fixtures_check(int argc, char **argv)
 		if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))
 			check_walk(&run, argv[i], 0);
 		else if (!strcmp(path_basename(argv[i]), "mock-config.json"))
-			strv_push(&run.configs, argv[i]);
+			push_or_die(&run.configs, argv[i]);
 		else
-			strv_push(&run.fixtures, argv[i]);
+			push_or_die(&run.fixtures, argv[i]);
 	}
 	/* Configs first: their fixtures are checked with the config's noise flags, once. */
 	for (size_t i = 0; i < run.configs.n; i++)

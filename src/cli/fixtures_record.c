@@ -56,7 +56,10 @@ static void record_parse(struct record_args *a, int argc, char **argv)
 		switch (c) {
 		case 't': a->tool = optarg; break;
 		case 'o': a->out = optarg; break;
-		case 'r': strv_push(&a->redact, optarg); break;
+		case 'r':
+			if (strv_push(&a->redact, optarg) < 0)
+				die(EXIT_FAILURE_, "out of memory");
+			break;
 		case 's': a->socket = optarg; break;
 		case 'm':
 			if (parse_mode(optarg, &a->mode) < 0 || a->mode > 0777)

@@ -203,7 +203,10 @@ static const char *check_target(void *ctx, const char *cwd, const char *path, en
 	r = guard_resolve(cwd, path, &why);
 	if (!r)
 		return why ? why : "cannot resolve";
-	strv_push(&c->v->targets, r);
+	if (strv_push(&c->v->targets, r) < 0) {
+		free(r);
+		return "out of memory";
+	}
 	for (size_t i = 0; i < c->protect.n; i++) {
 		if (!strcmp(r, c->protect.v[i])) {
 			free(r);
@@ -266,7 +269,10 @@ static int patch_targets(const char *patch, struct strv *out, const char **ret_b
 			size_t hl = strlen(heads[i]);
 
 			if (len > hl && !strncmp(b, heads[i], hl)) {
-				strv_pushn(out, b + hl, len - hl);
+				if (strv_pushn(out, b + hl, len - hl) < 0) {
+					*ret_bad = "out of memory";
+					return -ENOMEM;
+				}
 				known = true;
 			}
 		}
@@ -327,29 +333,36 @@ static const char *patch_check(void *ctx, const char *cwd, const char *patch)
 	return why;
 }
 
-static void protect_paths(const struct guard_marker *m, struct strv *out)
+/* The guard's own files under every root. -ENOMEM when the list is incomplete: the caller
+ * must then deny, as a file left off would be writable. */
+static int protect_paths(const struct guard_marker *m, struct strv *out)
 {
-	for (size_t i = 0; i < m->roots.n; i++) {
+	int err = 0;
+
+	for (size_t i = 0; i < m->roots.n && err == 0; i++) {
 		char *extra = NULL;
 
-		for (int h = HARNESS_CLAUDE; h <= HARNESS_CODEX; h++) {
+		for (int h = HARNESS_CLAUDE; h <= HARNESS_CODEX && err == 0; h++) {
 			struct guard_paths p;
 
-			if (guard_paths_resolved((enum harness)h, m->roots.v[i], &p) < 0)
-				continue;
-			strv_push(out, p.marker);
-			strv_push(out, p.manifest);
-			strv_push(out, p.hookfile);
+			if (guard_paths_resolved((enum harness)h, m->roots.v[i], &p) < 0) {
+				err = -ENOMEM;
+				break;
+			}
+			if (strv_push(out, p.marker) < 0 || strv_push(out, p.manifest) < 0 || strv_push(out, p.hookfile) < 0)
+				err = -ENOMEM;
 			guard_paths_free(&p);
 		}
 		/* settings that can switch hooks off: Claude Code's shared settings, Codex's config */
-		if (asprintf(&extra, "%s/.claude/settings.json", m->roots.v[i]) >= 0)
-			strv_push(out, extra);
+		if (err == 0 && (asprintf(&extra, "%s/.claude/settings.json", m->roots.v[i]) < 0 || strv_push(out, extra) < 0))
+			err = -ENOMEM;
 		free(extra);
-		if (asprintf(&extra, "%s/.codex/config.toml", m->roots.v[i]) >= 0)
-			strv_push(out, extra);
+		extra = NULL;
+		if (err == 0 && (asprintf(&extra, "%s/.codex/config.toml", m->roots.v[i]) < 0 || strv_push(out, extra) < 0))
+			err = -ENOMEM;
 		free(extra);
 	}
+	return err;
 }
 
 /* Tools that only read or talk to the agent: nothing to check. */
@@ -428,7 +441,12 @@ static void decide_shell(struct check_ctx *c, const char *tool, const char *cwd,
 				buf_free(&joined);
 				return;
 			}
-			strv_push(&av, json_string_value(a));
+			if (strv_push(&av, json_string_value(a)) < 0) {
+				deny_v(c->v, tool, NULL, "out of memory");
+				strv_free(&av);
+				buf_free(&joined);
+				return;
+			}
 		}
 		if (av.n == 2 && (!strcmp(av.v[0], "apply_patch") || !strcmp(av.v[0], "applypatch"))) {
 			if ((why = patch_check(c, cwd, av.v[1])))
@@ -467,7 +485,11 @@ void guard_decide(const struct guard_marker *m, json_t *payload, struct guard_ve
 	}
 	if (!cwd || cwd[0] != '/')
 		cwd = m->roots.v[0];
-	protect_paths(m, &c.protect);
+	if (protect_paths(m, &c.protect) < 0) {
+		strv_free(&c.protect);
+		deny_v(v, "guard", NULL, "out of memory: the guard's own files could not all be listed");
+		return;
+	}
 	for (size_t i = 0; i < 4; i++) {
 		if (strcmp(tool, write_tools[i]))
 			continue;
@@ -533,8 +555,14 @@ int guard_log_denial(const char *log_path, json_t *payload, const struct guard_v
 	struct strv names = { 0 };
 
 	/* Never the command text or file contents: only what was decided and about which paths. */
-	json_object_foreach(in, k, val)
-		strv_push(&names, k);
+	json_object_foreach(in, k, val) {
+		if (strv_push(&names, k) < 0) {
+			strv_free(&names);
+			json_decref(keys);
+			json_decref(targets);
+			return -ENOMEM; /* no line rather than a line that hides a key */
+		}
+	}
 strv_sort(&names);
 	for (size_t i = 0; i < names.n; i++)
 		json_array_append_new(keys, json_string(names.v[i]));

@@ -94,6 +94,20 @@ static bool over_time(struct sh *st)
 
 /* ---- lexer -------------------------------------------------------------------------------- */
 
+/* Appends to a word whose failure is sticky in the buffer (buf.err): the word is checked once,
+ * where it is emitted, and an incomplete word fails the analysis closed. */
+static void wputc(struct buf *w, char c)
+{
+	if (buf_putc(w, c) < 0)
+		return;
+}
+
+static void wappend(struct buf *w, const void *p, size_t n)
+{
+	if (buf_append(w, p, n) < 0)
+		return;
+}
+
 static void fail(struct lex *L, const char *why)
 {
 	if (!L->err)
@@ -287,9 +301,9 @@ static void lex_brace_param(struct lex *L, struct buf *w, struct tok *flags)
 	while ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') || *q == '_')
 		q++;
 	if (q > p && *q == '}' && !(*p >= '0' && *p <= '9')) {
-		buf_putc(w, W_VAR_OPEN);
-		buf_append(w, p, (size_t)(q - p));
-		buf_putc(w, W_VAR_CLOSE);
+		wputc(w, W_VAR_OPEN);
+		wappend(w, p, (size_t)(q - p));
+		wputc(w, W_VAR_CLOSE);
 		L->p = q + 1;
 		return;
 	}
@@ -301,9 +315,9 @@ static void lex_brace_param(struct lex *L, struct buf *w, struct tok *flags)
 		if (end && end > q && !memchr(q, '$', (size_t)(end - q)) && !memchr(q, '`', (size_t)(end - q)) &&
 		    !memchr(q, '\'', (size_t)(end - q)) && !memchr(q, '"', (size_t)(end - q)) && !memchr(q, '{', (size_t)(end - q)) &&
 		    !memchr(q, '\\', (size_t)(end - q)) && !memchr(q, '\n', (size_t)(end - q))) {
-			buf_putc(w, W_VAR_OPEN);
-			buf_append(w, p, (size_t)(end - p));
-			buf_putc(w, W_VAR_CLOSE);
+			wputc(w, W_VAR_OPEN);
+			wappend(w, p, (size_t)(end - p));
+			wputc(w, W_VAR_CLOSE);
 			L->p = end + 1;
 			return;
 		}
@@ -352,19 +366,19 @@ static int hexval(char c)
 static void put_utf8(struct buf *w, unsigned long cp)
 {
 	if (cp < 0x80) {
-		buf_putc(w, (char)cp);
+		wputc(w, (char)cp);
 	} else if (cp < 0x800) {
-		buf_putc(w, (char)(0xc0 | (cp >> 6)));
-		buf_putc(w, (char)(0x80 | (cp & 0x3f)));
+		wputc(w, (char)(0xc0 | (cp >> 6)));
+		wputc(w, (char)(0x80 | (cp & 0x3f)));
 	} else if (cp < 0x10000) {
-		buf_putc(w, (char)(0xe0 | (cp >> 12)));
-		buf_putc(w, (char)(0x80 | ((cp >> 6) & 0x3f)));
-		buf_putc(w, (char)(0x80 | (cp & 0x3f)));
+		wputc(w, (char)(0xe0 | (cp >> 12)));
+		wputc(w, (char)(0x80 | ((cp >> 6) & 0x3f)));
+		wputc(w, (char)(0x80 | (cp & 0x3f)));
 	} else {
-		buf_putc(w, (char)(0xf0 | ((cp >> 18) & 0x07)));
-		buf_putc(w, (char)(0x80 | ((cp >> 12) & 0x3f)));
-		buf_putc(w, (char)(0x80 | ((cp >> 6) & 0x3f)));
-		buf_putc(w, (char)(0x80 | (cp & 0x3f)));
+		wputc(w, (char)(0xf0 | ((cp >> 18) & 0x07)));
+		wputc(w, (char)(0x80 | ((cp >> 12) & 0x3f)));
+		wputc(w, (char)(0x80 | ((cp >> 6) & 0x3f)));
+		wputc(w, (char)(0x80 | (cp & 0x3f)));
 	}
 }
 
@@ -378,18 +392,18 @@ static void lex_ansi_c(struct lex *L, struct buf *w)
 		const char *e;
 
 		if (*p != '\\' || !p[1]) {
-			buf_putc(w, *p);
+			wputc(w, *p);
 			continue;
 		}
 		p++;
 		if ((e = strchr(esc_in, *p))) {
-			buf_putc(w, esc_out[e - esc_in]);
+			wputc(w, esc_out[e - esc_in]);
 		} else if (*p >= '0' && *p <= '7') {
 			int v = 0, k;
 
 			for (k = 0; k < 3 && p[k] >= '0' && p[k] <= '7'; k++)
 				v = v * 8 + (p[k] - '0');
-			buf_putc(w, (char)v);
+			wputc(w, (char)v);
 			p += k - 1;
 		} else if (*p == 'x' || *p == 'u' || *p == 'U') {
 			int max = *p == 'x' ? 2 : *p == 'u' ? 4 : 8, k;
@@ -398,21 +412,21 @@ static void lex_ansi_c(struct lex *L, struct buf *w)
 			for (k = 1; k <= max && hexval(p[k]) >= 0; k++)
 				v = v * 16 + (unsigned long)hexval(p[k]);
 			if (k == 1) {
-				buf_putc(w, '\\');
-				buf_putc(w, *p);
+				wputc(w, '\\');
+				wputc(w, *p);
 				continue;
 			}
 			if (*p == 'x')
-				buf_putc(w, (char)v);
+				wputc(w, (char)v);
 			else
 				put_utf8(w, v);
 			p += k - 1;
 		} else if (*p == 'c' && p[1]) {
-			buf_putc(w, (char)(p[1] & 0x1f));
+			wputc(w, (char)(p[1] & 0x1f));
 			p++;
 		} else {
-			buf_putc(w, '\\');
-			buf_putc(w, *p);
+			wputc(w, '\\');
+			wputc(w, *p);
 		}
 	}
 	if (*p != '\'') {
@@ -488,15 +502,15 @@ static void lex_dollar_in(struct lex *L, struct buf *w, struct tok *flags)
 
 		while (name_char(*q, false))
 			q++;
-		buf_putc(w, W_VAR_OPEN);
-		buf_append(w, p, (size_t)(q - p));
-		buf_putc(w, W_VAR_CLOSE);
+		wputc(w, W_VAR_OPEN);
+		wappend(w, p, (size_t)(q - p));
+		wputc(w, W_VAR_CLOSE);
 		L->p = q;
 	} else if (*p && strchr("0123456789@*#?$!-", *p)) {
 		flags->dyn = true;
 		L->p = p + 1;
 	} else {
-		buf_putc(w, '$'); /* a lone '$' is literal ($"..." is handled by the caller) */
+		wputc(w, '$'); /* a lone '$' is literal ($"..." is handled by the caller) */
 		L->p = p;
 	}
 }
@@ -513,7 +527,7 @@ static void lex_backquote(struct lex *L, struct tok *flags)
 	for (; *p && *p != '`'; p++) {
 		if (*p == '\\' && p[1] && strchr("$`\\", p[1]))
 			p++;
-		buf_putc(&inner, *p);
+		wputc(&inner, *p);
 	}
 	if (*p != '`') {
 		fail(L, "unbalanced backquote");
@@ -522,7 +536,7 @@ static void lex_backquote(struct lex *L, struct tok *flags)
 		return;
 	}
 	L->p = p + 1;
-	if (buf_putc(&inner, '\0') < 0) {
+	if (buf_putc(&inner, '\0') < 0 || inner.err) {
 		fail(L, "out of memory");
 		buf_free(&inner);
 		return;
@@ -582,7 +596,7 @@ static struct tok *lex_word(struct lex *L)
 			if (L->p[1] == '\n')
 				L->p += 2;
 			else if (L->p[1])
-				buf_putc(&w, L->p[1]), L->p += 2;
+				wputc(&w, L->p[1]), L->p += 2;
 			else
 				L->p++;
 		} else if (c == '\'') {
@@ -593,7 +607,7 @@ static struct tok *lex_word(struct lex *L)
 				fail(L, "unbalanced single quote");
 				break;
 			}
-			buf_append(&w, L->p + 1, (size_t)(end - L->p - 1));
+			wappend(&w, L->p + 1, (size_t)(end - L->p - 1));
 			L->p = end + 1;
 		} else if (c == '"' || (c == '$' && L->p[1] == '"')) {
 			f.quoted = true;
@@ -601,14 +615,14 @@ static struct tok *lex_word(struct lex *L)
 			for (L->p++; *L->p && *L->p != '"' && !L->err;) {
 				if (*L->p == '\\' && L->p[1] && strchr("$`\"\\\n", L->p[1])) {
 					if (L->p[1] != '\n')
-						buf_putc(&w, L->p[1]);
+						wputc(&w, L->p[1]);
 					L->p += 2;
 				} else if (*L->p == '$') {
 					lex_dollar(L, &w, &f);
 				} else if (*L->p == '`') {
 					lex_backquote(L, &f);
 				} else {
-					buf_putc(&w, *L->p++);
+					wputc(&w, *L->p++);
 				}
 			}
 			if (*L->p != '"')
@@ -622,11 +636,13 @@ static struct tok *lex_word(struct lex *L)
 		} else {
 			if (c == '*' || c == '?' || c == '[')
 				f.glob = true;
-			buf_putc(&w, c == '{' ? W_BRACE_OPEN : c == '}' ? W_BRACE_CLOSE : c == ',' ? W_BRACE_COMMA : c);
+			wputc(&w, c == '{' ? W_BRACE_OPEN : c == '}' ? W_BRACE_CLOSE : c == ',' ? W_BRACE_COMMA : c);
 			L->p++;
 		}
 	}
 	settle_braces(&w);
+	if (w.err)
+		fail(L, "out of memory");
 	t = emit(L, T_WORD, w.data ? w.data : "", w.len);
 	buf_free(&w);
 	if (t) {
@@ -683,14 +699,14 @@ static void lex_heredocs(struct lex *L)
 			L->p = nl ? nl + 1 : line + len;
 			if (len == strlen(h->delim) && !memcmp(line, h->delim, len))
 				break;
-			buf_append(&body, line, len);
-			buf_putc(&body, '\n');
+			wappend(&body, line, len);
+			wputc(&body, '\n');
 			if (!nl)
 				break; /* Bash reads a missing delimiter as end of input */
 		}
 		(void)start;
-		buf_putc(&body, '\0');
-		if (!body.data) {
+		wputc(&body, '\0');
+		if (!body.data || body.err) {
 			fail(L, "out of memory");
 		} else {
 			if (!h->quoted)
@@ -1154,7 +1170,8 @@ void sh_target_str(struct sh *st, const char *what, const char *path, enum shell
 	if (over_time(st))
 		return;
 	if (st->written && lexical_abs(st, path, abs, sizeof(abs)))
-		strv_push(st->written, abs);
+		if (strv_push(st->written, abs) < 0)
+			sh_deny(st, "out of memory");
 	why = st->chk->target(st->chk->ctx, st->cwd_known ? st->cwd : NULL, path, op);
 	if (why)
 		sh_deny(st, "%s: %s: %s", what, path, why);
@@ -1284,11 +1301,13 @@ static void brace_expand(struct sh *st, struct words *ws, const struct tok *mode
 			struct buf b;
 
 			buf_init(&b, 0);
-			buf_append(&b, s, (size_t)(open - s));
-			buf_append(&b, alt, (size_t)(q - alt));
-			buf_append(&b, close + 1, strlen(close + 1));
-			buf_putc(&b, '\0');
-			if (b.data)
+			wappend(&b, s, (size_t)(open - s));
+			wappend(&b, alt, (size_t)(q - alt));
+			wappend(&b, close + 1, strlen(close + 1));
+			wputc(&b, '\0');
+			if (!b.data || b.err)
+				sh_deny(st, "out of memory while expanding braces");
+			else
 				brace_expand(st, ws, model, b.data, nest + 1);
 			buf_free(&b);
 			alt = q + 1;

@@ -932,11 +932,12 @@ static void run_wrapper(struct sh *st, const struct wrapper *wr, struct tok **w,
 						buf_free(&b);
 						return;
 					}
-					buf_putc(&b, ' ');
-					shell_join((const char *const[]){ v }, 1, &b);
+					if (buf_putc(&b, ' ') < 0 || shell_join((const char *const[]){ v }, 1, &b) < 0)
+						break;
 				}
-				buf_putc(&b, '\0');
-				if (b.data)
+				if (buf_putc(&b, '\0') < 0 || b.err || !b.data)
+					sh_deny(st, "env -S: out of memory");
+				else
 					sh_script(st, "env -S", b.data);
 				buf_free(&b);
 				return;

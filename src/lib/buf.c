@@ -14,6 +14,7 @@ void buf_init(struct buf *b, size_t limit)
 	b->len = 0;
 	b->cap = 0;
 	b->limit = limit;
+	b->err = 0;
 }
 
 void buf_free(struct buf *b)
@@ -21,6 +22,7 @@ void buf_free(struct buf *b)
 	free(b->data);
 	b->data = NULL;
 	b->len = b->cap = 0;
+	b->err = 0;
 }
 
 void buf_reset(struct buf *b)
@@ -35,19 +37,23 @@ int buf_reserve(struct buf *b, size_t extra)
 	size_t need, ncap;
 	char *p;
 
-	if (extra > SIZE_MAX - b->len - 1)
+	if (extra > SIZE_MAX - b->len - 1 || (b->limit && b->len + extra > b->limit)) {
+		if (!b->err)
+			b->err = -E2BIG;
 		return -E2BIG;
+	}
 	need = b->len + extra;
-	if (b->limit && need > b->limit)
-		return -E2BIG;
 	if (need + 1 <= b->cap)
 		return 0;
 	ncap = b->cap ? b->cap : 256;
 	while (ncap < need + 1)
 		ncap = ncap > SIZE_MAX / 2 ? need + 1 : ncap * 2;
 	p = realloc(b->data, ncap);
-	if (!p)
+	if (!p) {
+		if (!b->err)
+			b->err = -ENOMEM;
 		return -ENOMEM;
+	}
 	b->data = p;
 	b->cap = ncap;
 	return 0;

@@ -16,8 +16,8 @@ struct strv {
 
 void strv_free(struct strv *s);
 /* Append a copy of `str`. 0 or -ENOMEM. */
-int strv_push(struct strv *s, const char *str);
-int strv_pushn(struct strv *s, const char *str, size_t n);
+int strv_push(struct strv *s, const char *str) __attribute__((warn_unused_result));
+int strv_pushn(struct strv *s, const char *str, size_t n) __attribute__((warn_unused_result));
 
 /* Sort in byte order (strcmp). */
 void strv_sort(struct strv *s);

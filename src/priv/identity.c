@@ -223,7 +223,7 @@ size_t identity_check(const struct identity *id, const struct identity_expect *e
 	size_t bad = 0;
 
 	buf_init(&b, 0);
-#define MISMATCH(...) (bad++, buf_printf(&b, __VA_ARGS__), buf_putc(&b, '\n'))
+#define MISMATCH(...) (bad++, buf_printf(&b, __VA_ARGS__), buf_printf(&b, "\n"))
 	for (int i = 0; e->uid && i < 4; i++)
 		if (id->uid[i] != e->want_uid)
 			MISMATCH("uid slot %d is %u, expected %u", i, id->uid[i], e->want_uid);

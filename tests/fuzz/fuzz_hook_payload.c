@@ -27,7 +27,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		json_decref(payload);
 		return 0;
 	}
-	strv_push(&m.roots, "/nonexistent/ws");
+	if (strv_push(&m.roots, "/nonexistent/ws") < 0) {
+		json_decref(payload);
+		return 0;
+	}
 	guard_decide(&m, payload, &v);
 	if (v.deny && !v.reason[0])
 		abort();

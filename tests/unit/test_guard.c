@@ -38,7 +38,7 @@ static struct guard_marker marker(void)
 {
 	struct guard_marker m = { .active = true, .expires_ms = INT64_MAX };
 
-	strv_push(&m.roots, root);
+	assert_int_equal(strv_push(&m.roots, root), 0);
 	return m;
 }
 
