@@ -21,8 +21,10 @@ EXIT_FOR = {"completed": {0}, "timeout": {0}, "agent_failed": {0}, "isolation_fa
             "teardown_failed": {3}, "config_error": {4}}
 PHASES = ("validate", "stage", "bundles", "mockd", "guard", "worker", "agent", "teardown", "total")
 LAYERS = ("uid", "groups", "capabilities", "no_new_privs", "landlock", "landlock_scope",
-          "pid_namespace", "no_tty", "non_dumpable", "mockd_identity", "fixtures_private", "guard")
-OPTIONAL_LAYERS = ("landlock_scope", "pid_namespace")  # may be "absent" with a reason
+          "pid_namespace", "private_proc", "no_tty", "non_dumpable", "mockd_identity",
+          "fixtures_private", "guard")
+OPTIONAL_LAYERS = ("landlock_scope", "pid_namespace", "private_proc")  # "absent" with a reason
+TURN_STATUSES = ("completed", "failed", "turn_timeout", "agent_crashed", "config_error")
 TIME_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 OUTCOMES = ("exact", "normalized", "subset", "passthrough", "cached", "default", "unmocked",
             "budget", "rejected", "unknown_tool", "bad_request")
@@ -65,12 +67,23 @@ def check_agent(a, status):
     if argv is not None and not all(isinstance(x, str) for x in argv):
         bad("agent.argv", "not a list of strings")
     ran = status not in ("config_error",)
-    want(a, "pid", (int,), "agent", nullable=True)
+    want(a, "descriptor", (str,), "agent", nullable=True)
+    want(a, "session_id", (str,), "agent", nullable=True)
     code = want(a, "exit_code", (int,), "agent", nullable=True)
     sig = want(a, "signal", (int, str), "agent", nullable=True)
     want(a, "events", (int,), "agent")
     want(a, "stderr_bytes", (int,), "agent")
     timed_out = want(a, "timed_out", (bool,), "agent")
+    for i, t in enumerate(want(a, "turns", (list,), "agent") or []):
+        p = "agent.turns[%d]" % i
+        want(t, "turn", (int,), p)
+        st = want(t, "status", (str,), p)
+        if st is not None and st not in TURN_STATUSES:
+            bad(p + ".status", "unknown turn status %r" % st)
+        want(t, "exit_code", (int,), p, nullable=True)
+        want(t, "signal", (int, str), p, nullable=True)
+        want(t, "lines", (int,), p)
+        want(t, "duration_ms", (int,), p)
     if status == "completed" and (code != 0 or sig is not None):
         bad("agent", "completed needs exit_code 0 and no signal, got %r/%r" % (code, sig))
     if status == "agent_failed" and code == 0 and sig is None:
