@@ -26,6 +26,7 @@ endif
 
 # Dependencies: checked with pkg-config; as root, scripts/deps.sh installs what is missing.
 DEPS_MISSING := $(shell pkg-config --exists $(PKGS) cmocka 2>/dev/null && command -v bats >/dev/null \
+                  && command -v mandoc >/dev/null \
                   && command -v python3 >/dev/null || echo yes)
 ifeq ($(DEPS_MISSING),yes)
   ifeq ($(shell id -u),0)

@@ -56,5 +56,12 @@ else
 	fail=$((fail + 1))
 fi
 
+# The scripted model servers' own tests, then the real agent CLIs bare (skipped with a reason
+# unless scripts/agents.sh installed them and we are root).
+python3 tests/agents/test_models.py --tap >"$out" 2>&1
+tally "agents/test_models" $?
+tests/agents/smoke.sh --tap >"$out" 2>&1
+tally "agents/smoke" $?
+
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* doctor.c: `proctor doctor [--json]`: which isolation layers this host supports, and for each
- * one missing, why and how to fix it. Probes in throwaway child processes; changes nothing. */
+ * one missing, why and how to fix it. Probes in throwaway child processes (and a cgroup created
+ * and removed at once); changes nothing. */
 #include "cli.h"
 
 #include <errno.h>
@@ -17,7 +18,9 @@
 
 #include "../lib/fd.h"
 #include "../lib/json.h"
+#include "../lib/util.h"
 #include "../priv/drop.h"
+#include "../priv/reap.h"
 
 struct check {
 	const char *name;
@@ -55,6 +58,46 @@ static void check_ids(struct check *c, const char *what, bool is_group, unsigned
 	c->fix = "use ids no real account has, or change the run's agent/mockd/rpc ids";
 }
 
+/* cgroup v2 with cgroup.kill: reap's atomic kill of a tree, fork races included. The probe
+ * cgroup is removed at once. */
+static void check_cgroup_kill(struct check *c)
+{
+	struct reap_cgroup cg;
+	char root[128], name[64];
+	int r;
+
+	*c = (struct check){ "cgroup v2 kill", false, "", "mount cgroup2 (Linux 5.14+ for cgroup.kill) and run proctor "
+							 "as root; without it reap sweeps by uid" };
+	if (reap_cgroup_root(root, sizeof(root)) < 0) {
+		snprintf(c->detail, sizeof(c->detail), "no cgroup2 mount at /sys/fs/cgroup or /sys/fs/cgroup/unified");
+		return;
+	}
+	snprintf(name, sizeof(name), "proctor-doctor-%d", (int)getpid());
+	r = reap_cgroup_create(name, &cg);
+	c->ok = r == 0 && reap_cgroup_destroy(&cg) == 0;
+	snprintf(c->detail, sizeof(c->detail), "cgroup2 at %.64s: %.80s", root,
+		 c->ok ? "cgroup.kill available" : r == -EOPNOTSUPP ? "no cgroup.kill (Linux before 5.14)" : strerror(-r));
+}
+
+/* With legacy TIOCSTI any process holding a terminal can type into it: proctor drop never hands
+ * the caller's terminal to a command, but the host setting is worth knowing. */
+static void check_tiocsti(struct check *c)
+{
+	struct buf b;
+
+	*c = (struct check){ "dev.tty.legacy_tiocsti", false, "",
+			     "sysctl -w dev.tty.legacy_tiocsti=0 (Linux 6.2+): TIOCSTI then needs CAP_SYS_ADMIN" };
+	buf_init(&b, 0);
+	if (fd_read_file("/proc/sys/dev/tty/legacy_tiocsti", 64, &b) < 0 || !b.data)
+		snprintf(c->detail, sizeof(c->detail), "absent: this kernel (before 6.2) always allows TIOCSTI");
+	else if (b.data[0] == '0')
+		c->ok = true, snprintf(c->detail, sizeof(c->detail), "0: TIOCSTI needs CAP_SYS_ADMIN");
+	else
+		snprintf(c->detail, sizeof(c->detail), "%c: a process can push input into any terminal it holds "
+						       "(TIOCSTI)", b.data[0] == '1' ? '1' : '?');
+	buf_free(&b);
+}
+
 static size_t run_checks(struct check *c)
 {
 	struct buf b;
@@ -75,18 +118,8 @@ static size_t run_checks(struct check *c)
 				 "allow CLONE_NEWNS" };
 	c[n++] = (struct check){ "seccomp", prctl(PR_GET_SECCOMP) >= 0 || errno != EINVAL, "prctl(PR_GET_SECCOMP)",
 				 "a kernel built with CONFIG_SECCOMP_FILTER" };
-	buf_init(&b, 0);
-	c[n] = (struct check){ "cgroup v2 delegation", false, "", "mount cgroup2 and delegate a subtree (systemd Delegate=yes)" };
-	if (fd_read_file("/sys/fs/cgroup/cgroup.controllers", 4096, &b) == 0) {
-		c[n].ok = access("/sys/fs/cgroup", W_OK) == 0;
-		snprintf(c[n].detail, sizeof(c[n].detail), "cgroup2 controllers: %.100s", b.data ? b.data : "");
-		if (c[n].detail[strlen(c[n].detail) - 1] == '\n')
-			c[n].detail[strlen(c[n].detail) - 1] = '\0';
-	} else {
-		snprintf(c[n].detail, sizeof(c[n].detail), "no cgroup v2 at /sys/fs/cgroup");
-	}
-	n++;
-	buf_free(&b);
+	check_cgroup_kill(&c[n++]);
+	check_tiocsti(&c[n++]);
 	check_ids(&c[n++], "agent uid", false, 2000);
 	check_ids(&c[n++], "mockd uid", false, 2100);
 	check_ids(&c[n++], "rpc gid", true, 2200);
@@ -106,7 +139,7 @@ static size_t run_checks(struct check *c)
 
 int cmd_doctor(int argc, char **argv)
 {
-	struct check c[16];
+	struct check c[20];
 	bool json = argc > 1 && !strcmp(argv[1], "--json");
 	size_t n, bad = 0;
 
@@ -131,9 +164,14 @@ int cmd_doctor(int argc, char **argv)
 		putchar('\n');
 		json_decref(doc);
 	} else {
-		for (size_t i = 0; i < n; i++)
-			printf("%-4s %-22s %s%s%s\n", c[i].ok ? "ok" : "MISS", c[i].name, c[i].detail, c[i].ok ? "" : "\n     fix: ",
-			       c[i].ok ? "" : c[i].fix);
+		for (size_t i = 0; i < n; i++) {
+			/* details quote user and group names and system files: escaped for the terminal */
+			char *detail = str_escape(c[i].detail);
+
+			printf("%-4s %-22s %s%s%s\n", c[i].ok ? "ok" : "MISS", c[i].name, detail ? detail : "?",
+			       c[i].ok ? "" : "\n     fix: ", c[i].ok ? "" : c[i].fix);
+			free(detail);
+		}
 		printf("%zu of %zu layers available\n", n - bad, n);
 	}
 	return bad ? EXIT_FAILURE_ : EXIT_OK;

@@ -118,6 +118,8 @@ static struct mock_service *record_service(const struct record_args *a, const ch
 	if (mock_service_single(cfg, f, NULL, &d, &svc) < 0 || !(svc->tools[0].exe = strdup(exe)))
 		die(EXIT_FAILURE_, "cannot set up the recording service");
 	svc->tools[0].record = true;
+	svc->cfg->tools[0].max_requests = 100000000; /* the operator records as long as it takes */
+	svc->tools[0].unconfined = true; /* the operator's own tool, with the operator's environment */
 	diag_free(&d);
 	return svc;
 }

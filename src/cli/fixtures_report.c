@@ -143,7 +143,7 @@ static void print_argv(FILE *f, const char *const *argv, size_t argc)
 
 /* ---- replay ------------------------------------------------------------------------------ */
 
-#define OUTCOME_COUNT (OUTCOME_BAD_REQUEST + 1)
+#define OUTCOME_COUNT OUTCOME__COUNT
 
 static void replay_summary_text(const size_t *count, size_t calls, const struct call_reader *cr)
 {

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* guard.c: `proctor guard install|teardown|status|hook`. The hook always exits 0: a crash must
- * not brick the agent's session, and Landlock is the backstop; a deny is printed, allow is silence. */
+/* guard.c: `proctor guard install|teardown|status|hook`. The hook exits 0 and prints the deny
+ * verdict, or nothing to allow; it fails closed: a marker that is absent, unreadable or expired
+ * while the hook is still configured denies every call (only "active": false disarms it). A
+ * misconfigured hook (unknown --harness, no marker argument) exits 2, which the harnesses treat
+ * as a blocking error. */
 #include "cli.h"
 
 #include <errno.h>
@@ -27,13 +30,22 @@ static const char guard_usage[] =
 	"       proctor guard hook --harness claude-code|codex [MARKER]\n"
 	"Install a PreToolUse hook that denies writes outside DIR (and git remote operations, package\n"
 	"installs, writes to the guard's files), restore the hook file on teardown, or answer one hook\n"
-	"call (the harness runs this). See proctor-guard(1) and doc/GUARD.md.\n";
+	"call (the harness runs this; a missing or expired marker denies). See proctor-guard(1) and\n"
+	"doc/GUARD.md.\n";
+
+static bool wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return true;
+	return false;
+}
 
 static int guard_install_cmd(int argc, char **argv)
 {
 	static const struct option opts[] = { { "harness", required_argument, NULL, 'H' }, { "root", required_argument, NULL, 'r' },
 					      { "ttl", required_argument, NULL, 't' }, { "denial-log", required_argument, NULL, 'l' },
-					      { NULL, 0, NULL, 0 } };
+					      { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	const char *root = NULL, *log_path = NULL;
 	unsigned long ttl = GUARD_DEFAULT_TTL;
 	char exe[PATH_MAX];
@@ -50,7 +62,10 @@ static int guard_install_cmd(int argc, char **argv)
 			die(EXIT_USAGE, "--ttl: whole seconds from 1 to 604800");
 		else if (c == 'l')
 			log_path = optarg;
-		else if (c == '?')
+		else if (c == 'h') {
+			fputs(guard_usage, stdout);
+			return EXIT_OK;
+		} else if (c == '?')
 			die(EXIT_USAGE, "see 'proctor guard --help'");
 	}
 	if (h < 0 || !root || optind != argc)
@@ -73,6 +88,10 @@ static int guard_teardown_cmd(int argc, char **argv)
 	struct buf report;
 	int r;
 
+	if (wants_help(argc, argv)) {
+		fputs(guard_usage, stdout);
+		return EXIT_OK;
+	}
 	if (argc != 2)
 		die(EXIT_USAGE, "usage: proctor guard teardown DIR");
 	buf_init(&report, 0);
@@ -86,6 +105,10 @@ static int guard_status_cmd(int argc, char **argv)
 {
 	int armed_any = 0;
 
+	if (wants_help(argc, argv)) {
+		fputs(guard_usage, stdout);
+		return EXIT_OK;
+	}
 	if (argc != 2)
 		die(EXIT_USAGE, "usage: proctor guard status DIR");
 	for (int h = HARNESS_CLAUDE; h <= HARNESS_CODEX; h++) {
@@ -122,21 +145,63 @@ static int guard_status_cmd(int argc, char **argv)
 	return armed_any ? EXIT_OK : EXIT_FAILURE_;
 }
 
-/* The hook: read everything first, then decide. Exit 0 whatever happens. */
+/* Why a marker does not arm the hook, or NULL when it does (*ret_disarmed: "active": false). */
+static const char *marker_state(const char *path, struct guard_marker *m, bool *ret_disarmed)
+{
+	static char why[300];
+	int r = guard_marker_load(path, m);
+
+	*ret_disarmed = false;
+	if (r < 0) {
+		snprintf(why, sizeof(why), "the guard's marker %s is %s; the guard fails closed", path,
+			 r == -ENOENT ? "missing" : "unreadable or malformed");
+		return why;
+	}
+	if (!m->active) {
+		*ret_disarmed = true;
+		return NULL;
+	}
+	if (!guard_marker_armed(m, now_epoch_ms())) {
+		time_t secs = (time_t)(m->expires_ms / 1000);
+		struct tm tm;
+		char when[64];
+
+		gmtime_r(&secs, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		snprintf(why, sizeof(why), "the guard's marker expired at %s while the hook is still installed; the operator "
+					   "must re-arm or tear it down",
+			 when);
+		return why;
+	}
+	return NULL;
+}
+
+/* The hook: read everything first, then decide. */
 static int guard_hook_cmd(int argc, char **argv)
 {
-	static const struct option opts[] = { { "harness", required_argument, NULL, 'H' }, { NULL, 0, NULL, 0 } };
+	static const struct option opts[] = { { "harness", required_argument, NULL, 'H' }, { "help", no_argument, NULL, 'h' },
+					      { NULL, 0, NULL, 0 } };
 	struct guard_marker m = { 0 };
 	struct guard_verdict v = { 0 };
 	struct buf in, out;
 	json_error_t e;
 	json_t *payload = NULL;
 	int h = HARNESS_CLAUDE, c;
-	bool armed;
+	bool disarmed = false, too_big = false;
+	const char *why;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(guard_usage, stdout);
+			return EXIT_OK;
+		}
 		if (c == 'H' && (h = harness_parse(optarg)) < 0)
-			h = HARNESS_CLAUDE;
+			die(EXIT_USAGE, "--harness: '%s' is not claude-code or codex", optarg);
+		if (c == '?')
+			die(EXIT_USAGE, "see 'proctor guard --help'");
+	}
+	if (optind + 1 != argc)
+		die(EXIT_USAGE, "guard hook: give the marker path (see --help)");
 	buf_init(&in, GUARD_MAX_INPUT_BYTES);
 	buf_init(&out, 0);
 	/* All of stdin, so the harness never blocks writing to us. */
@@ -147,20 +212,21 @@ static int guard_hook_cmd(int argc, char **argv)
 			continue;
 		if (n <= 0)
 			break;
-		if (!v.deny && buf_append(&in, chunk, (size_t)n) < 0)
-			v.deny = true; /* too large: denied, but stdin is still drained */
+		if (!too_big && buf_append(&in, chunk, (size_t)n) < 0)
+			too_big = true; /* denied, but stdin is still drained */
 	}
-	armed = optind < argc && guard_marker_load(argv[optind], &m) == 0 && guard_marker_armed(&m, now_epoch_ms());
-	if (!armed)
-		goto out; /* not armed: allow (silence) */
-	if (v.deny)
+	why = marker_state(argv[optind], &m, &disarmed);
+	if (disarmed)
+		goto out; /* explicitly disarmed: allow (silence) */
+	v.deny = true;
+	if (why)
+		snprintf(v.reason, sizeof(v.reason), "%s", why);
+	else if (too_big)
 		snprintf(v.reason, sizeof(v.reason), "payload larger than %d bytes", GUARD_MAX_INPUT_BYTES);
-	else if (!(payload = json_loadb(in.data ? in.data : "", in.len, 0, &e)) || !json_is_object(payload)) {
-		v.deny = true;
+	else if (!(payload = json_loadb(in.data ? in.data : "", in.len, 0, &e)) || !json_is_object(payload))
 		snprintf(v.reason, sizeof(v.reason), "unreadable hook payload");
-	} else {
+	else
 		guard_decide(&m, payload, &v);
-	}
 	if (v.deny && guard_verdict_json((enum harness)h, v.reason, &out) == 0)
 		fd_write_all(1, out.data, out.len);
 	if (v.deny && m.denial_log)

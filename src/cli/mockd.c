@@ -20,6 +20,7 @@
 #include "../lib/util.h"
 #include "../mock/fixture.h"
 #include "../mock/journal.h"
+#include "../mock/sandbox.h"
 #include "../mock/server.h"
 #include "../mock/service.h"
 #include "../priv/drop.h"
@@ -37,15 +38,20 @@ static const char mockd_usage[] =
 	"    --fixture FILE          its fixture file\n"
 	"    --passthrough 'WORDS'   argv prefix served by the real tool (repeatable)\n"
 	"    --passthrough-exec PATH the real tool (default: NAME on PATH)\n"
-	"    --max-requests N        request budget (default unlimited)\n"
+	"    --max-requests N        request budget (default 1000)\n"
 	"    --noise-flag FLAG       flag ignored with its value when matching (repeatable;\n"
 	"                            replaces the default --output)\n"
+	"    --passthrough-read PATH   the real tool may read PATH (repeatable)\n"
+	"    --passthrough-write PATH  the real tool may read and write PATH (repeatable)\n"
+	"    --passthrough-env N=V     the real tool's environment (repeatable; default PATH only)\n"
 	"  --socket PATH             default /run/proctor/mock.sock\n"
 	"  --socket-group GROUP      group of the socket (name or number)\n"
 	"  --socket-mode MODE        octal, default 0660\n"
 	"  --allow-uid UID           peer uid allowed to call (repeatable; default 0, 2000\n"
 	"                            and, when not root, mockd's own uid)\n"
-	"  --journal FILE            append one JSON line per call\n"
+	"  --journal FILE            one JSON line per call; must be absent or empty unless\n"
+	"    --journal-append        is given; a regular file, never a link\n"
+	"    --journal-max-bytes N   past N bytes calls fail closed with 70 (default 1 GiB)\n"
 	"  --ready-fd N              write a newline to fd N once serving, then close it\n"
 	"  --client-timeout SEC      time a client has to send its request (default 10)\n"
 	"  --passthrough-timeout SEC real tool time limit (default 60)\n"
@@ -61,9 +67,10 @@ static const char mockd_usage[] =
 
 struct mockd_args {
 	const char *config, *tool, *fixture, *pt_exec, *socket, *journal, *group, *user, *run_group;
-	struct strv prefixes, noise;
+	struct strv prefixes, noise, pt_read, pt_write, pt_env;
 	unsigned long max_requests, client_timeout_s, pt_timeout_s, max_clients;
-	bool has_noise, check, has_client_timeout, has_pt_timeout;
+	bool has_noise, check, has_client_timeout, has_pt_timeout, journal_append;
+	unsigned long long journal_max;
 	int ready_fd;
 	unsigned mode;
 	uid_t uids[MOCKD_MAX_ALLOWED_UIDS];
@@ -75,6 +82,7 @@ enum {
 	OPT_CONFIG = 256, OPT_TOOL, OPT_FIXTURE, OPT_PASSTHROUGH, OPT_PT_EXEC, OPT_MAX_REQ, OPT_NOISE,
 	OPT_SOCKET, OPT_GROUP, OPT_MODE, OPT_ALLOW, OPT_JOURNAL, OPT_READY, OPT_CTIMEOUT, OPT_PTIMEOUT,
 	OPT_MAXCLI, OPT_CHECK, OPT_USER, OPT_RUN_GROUP, OPT_RUN_GROUPS,
+	OPT_PT_READ, OPT_PT_WRITE, OPT_PT_ENV, OPT_JAPPEND, OPT_JMAX,
 };
 
 static const struct option mockd_opts[] = {
@@ -90,11 +98,16 @@ static const struct option mockd_opts[] = {
 	{ "socket-mode", required_argument, NULL, OPT_MODE },
 	{ "allow-uid", required_argument, NULL, OPT_ALLOW },
 	{ "journal", required_argument, NULL, OPT_JOURNAL },
+	{ "journal-append", no_argument, NULL, OPT_JAPPEND },
+	{ "journal-max-bytes", required_argument, NULL, OPT_JMAX },
 	{ "ready-fd", required_argument, NULL, OPT_READY },
 	{ "client-timeout", required_argument, NULL, OPT_CTIMEOUT },
 	{ "passthrough-timeout", required_argument, NULL, OPT_PTIMEOUT },
 	{ "max-clients", required_argument, NULL, OPT_MAXCLI },
 	{ "check", no_argument, NULL, OPT_CHECK },
+	{ "passthrough-read", required_argument, NULL, OPT_PT_READ },
+	{ "passthrough-write", required_argument, NULL, OPT_PT_WRITE },
+	{ "passthrough-env", required_argument, NULL, OPT_PT_ENV },
 	{ "user", required_argument, NULL, OPT_USER },
 	{ "group", required_argument, NULL, OPT_RUN_GROUP },
 	{ "groups", required_argument, NULL, OPT_RUN_GROUPS },
@@ -165,6 +178,18 @@ static int mockd_parse_one(struct mockd_args *a, int c)
 	case OPT_FIXTURE: a->fixture = optarg; break;
 	case OPT_PASSTHROUGH: strv_add_or_die(&a->prefixes, optarg); break;
 	case OPT_PT_EXEC: a->pt_exec = optarg; break;
+	case OPT_PT_READ:
+	case OPT_PT_WRITE:
+		if (optarg[0] != '/')
+			die(EXIT_USAGE, "--passthrough-%s: '%s' must be an absolute path", c == OPT_PT_READ ? "read" : "write",
+			    optarg);
+		strv_add_or_die(c == OPT_PT_READ ? &a->pt_read : &a->pt_write, optarg);
+		break;
+	case OPT_PT_ENV:
+		if (!sandbox_env_valid(optarg))
+			die(EXIT_USAGE, "--passthrough-env: '%s' is not NAME=VALUE", optarg);
+		strv_add_or_die(&a->pt_env, optarg);
+		break;
 	case OPT_MAX_REQ: a->max_requests = num_or_die("--max-requests", optarg, 1, 100000000); break;
 	case OPT_NOISE:
 		if (optarg[0] != '-' || strchr(optarg, '='))
@@ -184,6 +209,8 @@ static int mockd_parse_one(struct mockd_args *a, int c)
 		a->uids[a->nuids++] = (uid_t)num_or_die("--allow-uid", optarg, 0, 4294967294UL);
 		break;
 	case OPT_JOURNAL: a->journal = optarg; break;
+	case OPT_JAPPEND: a->journal_append = true; break;
+	case OPT_JMAX: a->journal_max = num_or_die("--journal-max-bytes", optarg, 4096, 1UL << 40); break;
 	case OPT_READY:
 		if (fd_parse(optarg, &a->ready_fd) < 0 || a->ready_fd <= 2)
 			die(EXIT_USAGE, "--ready-fd: '%s' is not an open file descriptor above 2", optarg);
@@ -237,9 +264,9 @@ static void mockd_parse(struct mockd_args *a, int argc, char **argv)
 		die(EXIT_USAGE, "give either --config FILE or --tool NAME --fixture FILE (see --help)");
 	if (a->tool && !a->fixture)
 		die(EXIT_USAGE, "--tool needs --fixture FILE");
-	if (a->config && (a->fixture || a->prefixes.n || a->pt_exec || a->max_requests || a->has_noise))
-		die(EXIT_USAGE, "--fixture, --passthrough, --passthrough-exec, --max-requests and --noise-flag "
-				"go with --tool, not --config");
+	if (a->config && (a->fixture || a->prefixes.n || a->pt_exec || a->max_requests || a->has_noise ||
+			  a->pt_read.n || a->pt_write.n || a->pt_env.n))
+		die(EXIT_USAGE, "--fixture, --passthrough*, --max-requests and --noise-flag go with --tool, not --config");
 	if (a->tool && !mock_tool_name_valid(a->tool))
 		die(EXIT_USAGE, "--tool: '%s' is not a bare executable name", a->tool);
 	if (a->pt_exec && a->pt_exec[0] != '/')
@@ -275,7 +302,8 @@ static struct mock_config *mockd_config(struct mockd_args *a, struct diag *d)
 	if (mock_config_single(a->tool, a->fixture, &c) < 0)
 		die(EXIT_FAILURE_, "out of memory");
 	t = &c->tools[0];
-	t->max_requests = a->max_requests;
+	if (a->max_requests)
+		t->max_requests = a->max_requests;
 	for (size_t i = 0; i < a->prefixes.n; i++) {
 		r = mock_tool_add_prefix(t, a->prefixes.v[i]);
 		if (r < 0)
@@ -284,6 +312,10 @@ static struct mock_config *mockd_config(struct mockd_args *a, struct diag *d)
 	}
 	if (a->pt_exec && !(t->passthrough_executable = strdup(a->pt_exec)))
 		die(EXIT_FAILURE_, "out of memory");
+	t->pt_read = a->pt_read;
+	t->pt_write = a->pt_write;
+	t->pt_env = a->pt_env;
+	a->pt_read = a->pt_write = a->pt_env = (struct strv){ 0 };
 	if (a->has_noise) {
 		t->has_noise_flags = true;
 		t->noise_flags = a->noise;
@@ -344,6 +376,37 @@ static void mockd_report(const struct mock_service *svc, const char *sock)
 		log_info("serving on %s", sock);
 }
 
+static const char *journal_open_why(int r)
+{
+	switch (r) {
+	case -EEXIST: return "it exists and is not empty (a journal is fresh; --journal-append adds to one)";
+	case -EINVAL: return "not a regular file";
+	case -EMLINK: return "it has other hard links";
+	case -ELOOP: return "it is a symbolic link";
+	default: return strerror(-r);
+	}
+}
+
+/* The real tools' sandboxes, built while everything can still be opened: none may reach the
+ * journal or the socket's directory (nor, service.c adds, a fixture or the config). */
+static int mockd_confine(struct mock_service *svc, const char *journal, const char *sock, struct diag *d)
+{
+	_cleanup_free_ char *dir = strdup(sock);
+	const char *protect[2];
+	char *slash;
+	size_t n = 0;
+
+	if (!dir)
+		return -ENOMEM;
+	slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	protect[n++] = slash ? dir : ".";
+	if (journal)
+		protect[n++] = journal;
+	return mock_service_confine(svc, protect, n, d);
+}
+
 /* Everything that needs root is done (fixtures read, socket bound and chowned, journal open):
  * become the service identity and prove it before the readiness byte is written. */
 static int mockd_drop(struct mockd_args *a, struct diag *d)
@@ -390,16 +453,21 @@ int cmd_mockd(int argc, char **argv)
 	if (mock_service_load(cfg, self, &d, &svc) < 0)
 		goto out;
 	mockd_report(svc, a.check ? NULL : a.socket ? a.socket : MOCK_DEFAULT_SOCKET);
+	so.socket_path = a.socket ? a.socket : MOCK_DEFAULT_SOCKET;
+	if (!a.check) {
+		r = journal_open_mode(&j, a.journal, a.journal_append);
+		if (r < 0) {
+			diag_error(&d, "%s: cannot open journal: %s", a.journal, journal_open_why(r));
+			goto out;
+		}
+		j.max_bytes = a.journal_max;
+	}
+	if (mockd_confine(svc, a.journal, so.socket_path, &d) < 0)
+		goto out;
 	if (a.check) {
 		status = EXIT_OK;
 		goto out;
 	}
-	r = journal_open(&j, a.journal);
-	if (r < 0) {
-		diag_error(&d, "%s: cannot open journal: %s", a.journal, strerror(-r));
-		goto out;
-	}
-	so.socket_path = a.socket ? a.socket : MOCK_DEFAULT_SOCKET;
 	so.ready_fd = a.ready_fd;
 	so.socket_gid = mockd_group(a.group);
 	so.socket_mode = a.mode;
@@ -407,6 +475,10 @@ int cmd_mockd(int argc, char **argv)
 	so.on_error = mockd_runtime_error;
 	if (mock_server_bind(&so, &d, &srv) < 0)
 		goto out;
+	/* Warnings so far (the fd limit) are said now, not when the daemon stops. */
+	diag_print(&d);
+	diag_free(&d);
+	diag_init(&d);
 	if (a.user && mockd_drop(&a, &d) < 0)
 		goto out;
 	/* A passthrough child runs as our uid: it must not be able to read our memory or fds. */
@@ -420,5 +492,8 @@ out:
 	diag_free(&d);
 	strv_free(&a.prefixes);
 	strv_free(&a.noise);
+	strv_free(&a.pt_read);
+	strv_free(&a.pt_write);
+	strv_free(&a.pt_env);
 	return status;
 }

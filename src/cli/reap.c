@@ -14,10 +14,11 @@
 
 static const char reap_usage[] =
 	"usage: proctor reap --uid U [--pgid P] [--grace MS] [--timeout MS]\n"
-	"Stop process group P (TERM, grace, KILL), then kill every process with uid U in any uid slot\n"
-	"(TERM, grace, then KILL passes until none is left or the timeout). Prints JSON; exit 0 when\n"
-	"nothing survived, 1 when something did (the caller must fail closed), 2 usage.\n"
-	"Defaults: --grace 500, --timeout 5000 (milliseconds). U may not be 0 or the caller's uid.\n";
+	"Stop process group P (TERM, grace, KILL), then kill every process with uid U in any uid slot,\n"
+	"threads included: TERM, grace, then passes that SIGSTOP every one (so none can fork) and\n"
+	"SIGKILL them all, until two scans in a row find none or the timeout passes. Nothing runs as U.\n"
+	"Prints JSON; exit 0 when nothing survived, 1 when something did (the caller must fail\n"
+	"closed), 2 usage. Defaults: --grace 500, --timeout 5000 (ms). U may not be 0 or the caller's.\n";
 
 int cmd_reap(int argc, char **argv)
 {
@@ -55,13 +56,16 @@ int cmd_reap(int argc, char **argv)
 	surv = json_array();
 	for (size_t i = 0; r < 0 && i < res.nsurvivors; i++)
 		json_array_append_new(surv, json_integer(res.survivors[i]));
-	doc = json_pack("{s:s,s:I,s:I,s:o,s:I,s:b}", "path", "uid-sweep", "uid", (json_int_t)uid, "signalled",
-			(json_int_t)res.signalled, "survivors", surv, "ms", (json_int_t)(now_mono_ms() - t0),
+	doc = json_pack("{s:s,s:I,s:I,s:o,s:I,s:b,s:I,s:b,s:b}", "path", "uid-sweep", "uid", (json_int_t)uid,
+			"signalled", (json_int_t)res.signalled, "survivors", surv, "ms", (json_int_t)(now_mono_ms() - t0),
+			"timed_out", res.timed_out, "passes", (json_int_t)res.passes, "cgroup", res.cgroup_used,
 			"pidns_available", reap_pidns_available());
 	json_dumpf(doc, stdout, JSON_COMPACT);
 	putchar('\n');
+	fflush(stdout); /* the report first, then the verdict */
 	json_decref(doc);
 	if (r < 0)
-		log_error("uid %lu: %zu processes survived; fail closed", uid, res.nsurvivors);
+		log_error("uid %lu: %zu processes survived%s; fail closed", uid, res.nsurvivors,
+			  res.timed_out ? " the timeout" : "");
 	return r < 0 ? EXIT_FAILURE_ : EXIT_OK;
 }

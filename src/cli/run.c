@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../lib/log.h"
+#include "../lib/util.h"
 #include "../run/report.h"
 #include "../run/run.h"
 
@@ -61,8 +62,14 @@ int cmd_run(int argc, char **argv)
 				      "(try: sudo proctor run %s)", argv[optind]);
 	o.task_file = argv[optind];
 	code = run_task(&o, &d, &dir);
-	for (size_t i = 0; i < d.n; i++)
-		fprintf(stderr, "%s: %s%s\n", log_prog(), d.msgs[i].level == DIAG_WARNING ? "warning: " : "", d.msgs[i].text);
+	for (size_t i = 0; i < d.n; i++) {
+		/* A reason can quote the agent's own error text: never raw on a terminal. */
+		char *e = str_escape(d.msgs[i].text);
+
+		fprintf(stderr, "%s: %s%s\n", log_prog(), d.msgs[i].level == DIAG_WARNING ? "warning: " : "",
+			e ? e : "(unprintable)");
+		free(e);
+	}
 	if (d.errors + d.warnings > d.n)
 		fprintf(stderr, "%s: ... and %zu more\n", log_prog(), d.errors + d.warnings - d.n);
 	diag_free(&d);

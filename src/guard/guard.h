@@ -55,7 +55,9 @@ bool guard_marker_armed(const struct guard_marker *m, int64_t now_ms);
 int guard_install(enum harness h, const char *root, unsigned ttl_s, const char *denial_log, const char *exe,
 		  struct buf *report);
 /* Teardown: restore the hook file byte for byte (or delete it if we created it), remove marker and
- * manifest, prune directories we created. Safe when nothing is installed. */
+ * manifest, prune directories we created. Safe when nothing is installed. Every step is tried;
+ * the first failure is returned (-errno) and named in `report`, and the marker is kept while the
+ * hook file still points at it. */
 int guard_teardown(const char *root, struct buf *report);
 
 /* For proctor run: write a marker at marker_path (absolute; the caller keeps it out of the
@@ -63,6 +65,10 @@ int guard_teardown(const char *root, struct buf *report);
  * appended to denial_log (may be NULL). The same bytes `guard_install` writes. 0 or -errno
  * (-EINVAL for a relative path or a zero ttl). */
 int guard_marker_write(const char *marker_path, const char *root, unsigned ttl_s, const char *denial_log);
+/* The same with several roots (a run's workspace, tmp and home); the first is where relative
+ * paths resolve when the hook knows no cwd. */
+int guard_marker_write_roots(const char *marker_path, const char *const *roots, size_t nroots, unsigned ttl_s,
+			     const char *denial_log);
 /* The harness's hook configuration whose command runs `exe guard hook --harness H marker_path`:
  * Claude Code, a settings object {"hooks":{"PreToolUse":[...]}} (for --settings FILE); Codex, a
  * hooks.json object of the same shape. The entry is the one `guard_install` merges. NULL on OOM. */

@@ -164,7 +164,8 @@ static json_t *hook_entry(enum harness h, const char *exe, const char *marker)
 			      "type", "command", "command", cmd, "timeout", 30, "statusMessage",
 			      "proctor guard: checking write targets");
 	else
-		e = json_pack("{s:s,s:[{s:s,s:s}]}", "matcher", "Write|Edit|MultiEdit|NotebookEdit|Bash", "hooks", "type",
+		/* every tool: an unknown one (an MCP tool) is judged by the paths in its input */
+		e = json_pack("{s:s,s:[{s:s,s:s}]}", "matcher", "*", "hooks", "type",
 			      "command", "command", cmd);
 	free(cmd);
 	return e;
@@ -318,17 +319,32 @@ bool guard_marker_armed(const struct guard_marker *m, int64_t now)
 	return m->active && m->roots.n && now < m->expires_ms;
 }
 
-/* Undo one harness's install under root; appends what was done to report. */
-static void teardown_one(enum harness h, const char *root, struct buf *report, bool *did)
+/* unlink/rmdir that reports a failure (a file already gone is not one). */
+static int remove_reported(const char *path, bool dir, struct buf *report)
+{
+	if ((dir ? rmdir(path) : unlink(path)) == 0 || errno == ENOENT)
+		return 0;
+	if (dir && (errno == ENOTEMPTY || errno == EEXIST))
+		return 0; /* a directory the user has put files in is theirs now */
+	buf_printf(report, "%s: cannot remove: %s\n", path, strerror(errno));
+	return -errno;
+}
+
+/* Undo one harness's install under root; appends what was done to report. 0, or the first
+ * failure (-errno) after trying every step. */
+static int teardown_one(enum harness h, const char *root, struct buf *report, bool *did)
 {
 	struct guard_paths p;
 	json_t *m = NULL, *created, *v;
 	struct diag d;
 	struct stat st;
 	size_t i;
+	int r = 0, k;
 
-	if (guard_paths(h, root, &p) < 0)
-		return;
+	if ((k = guard_paths(h, root, &p)) < 0) {
+		buf_printf(report, "%s: %s\n", root, strerror(-k));
+		return k;
+	}
 	diag_init(&d);
 	if (lstat(p.manifest, &st) == 0 && json_load_path(p.manifest, GUARD_MAX_FILE_BYTES, &d, &m) == 0 &&
 	    json_is_boolean(json_object_get(m, "settings_existed")) &&
@@ -336,65 +352,100 @@ static void teardown_one(enum harness h, const char *root, struct buf *report, b
 	    !strcmp(json_string_value(json_object_get(m, "settings_path")), p.hookfile)) {
 		v = json_object_get(m, "settings_backup");
 		if (json_is_true(json_object_get(m, "settings_existed")) && json_is_string(v)) {
-			if (fd_write_atomic(p.hookfile, json_string_value(v), json_string_length(v), 0644) == 0)
+			if ((k = fd_write_atomic(p.hookfile, json_string_value(v), json_string_length(v), 0644)) == 0)
 				buf_printf(report, "restored %s\n", p.hookfile);
-		} else if (unlink(p.hookfile) == 0) {
+			else
+				buf_printf(report, "%s: cannot restore: %s\n", p.hookfile, strerror(-k)), r = r ? r : k;
+		} else if ((k = remove_reported(p.hookfile, false, report)) == 0) {
 			buf_printf(report, "removed %s (we created it)\n", p.hookfile);
+		} else {
+			r = r ? r : k;
 		}
-		unlink(p.marker);
-		unlink(p.manifest);
+		/* the marker goes only once the hook no longer points at it */
+		if (r == 0 && (k = remove_reported(p.marker, false, report)) < 0)
+			r = k;
+		if (r == 0 && (k = remove_reported(p.manifest, false, report)) < 0)
+			r = k;
 		created = json_object_get(m, "created_dirs");
-		for (i = json_array_size(created); i-- > 0;)
-			if (json_is_string(json_array_get(created, i)) && rmdir(json_string_value(json_array_get(created, i))) == 0)
-				buf_printf(report, "removed directory %s\n", json_string_value(json_array_get(created, i)));
-		buf_printf(report, "disarmed %s guard on %s\n", harness_name(h), p.root);
+		for (i = json_array_size(created); r == 0 && i-- > 0;)
+			if (json_is_string(json_array_get(created, i))) {
+				const char *dir = json_string_value(json_array_get(created, i));
+
+				if ((k = remove_reported(dir, true, report)) < 0)
+					r = k;
+				else if (lstat(dir, &st) < 0)
+					buf_printf(report, "removed directory %s\n", dir);
+			}
+		if (r == 0)
+			buf_printf(report, "disarmed %s guard on %s\n", harness_name(h), p.root);
 		*did = true;
 	} else if (lstat(p.manifest, &st) == 0) {
 		/* Corrupt manifest: we cannot restore, but we can disarm. */
-		unlink(p.marker);
-		unlink(p.manifest);
-		buf_printf(report, "%s: corrupt manifest; removed it and the marker (hook file left as is)\n", p.manifest);
+		if ((k = remove_reported(p.marker, false, report)) < 0 || (k = remove_reported(p.manifest, false, report)) < 0)
+			r = k;
+		else
+			buf_printf(report, "%s: corrupt manifest; removed it and the marker (hook file left as is)\n", p.manifest);
 		*did = true;
 	} else if (lstat(p.marker, &st) == 0) {
-		unlink(p.marker);
-		buf_printf(report, "removed stray marker %s (no manifest)\n", p.marker);
+		if ((k = remove_reported(p.marker, false, report)) < 0)
+			r = k;
+		else
+			buf_printf(report, "removed stray marker %s (no manifest)\n", p.marker);
 		*did = true;
 	}
 	json_decref(m);
 	diag_free(&d);
 	guard_paths_free(&p);
+	return r;
 }
 
 int guard_teardown(const char *root, struct buf *report)
 {
 	bool did = false;
 	struct stat st;
+	int r, r2;
 
 	if (stat(root, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		buf_printf(report, "%s: %s\n", root, strerror(errno ? errno : ENOTDIR));
 		return -ENOENT;
 	}
-	teardown_one(HARNESS_CLAUDE, root, report, &did);
-	teardown_one(HARNESS_CODEX, root, report, &did);
+	r = teardown_one(HARNESS_CLAUDE, root, report, &did);
+	r2 = teardown_one(HARNESS_CODEX, root, report, &did);
+	if (r < 0 || r2 < 0) {
+		buf_printf(report, "teardown of %s incomplete: the guard may still be armed\n", root);
+		return r < 0 ? r : r2;
+	}
 	if (!did)
 		buf_printf(report, "nothing installed under %s\n", root);
 	return 0;
 }
 
-int guard_marker_write(const char *marker_path, const char *root, unsigned ttl_s, const char *denial_log)
+int guard_marker_write_roots(const char *marker_path, const char *const *roots, size_t nroots, unsigned ttl_s,
+			     const char *denial_log)
 {
 	char expires[96];
-	json_t *marker;
+	json_t *marker, *list;
 	int r;
 
-	if (!marker_path || marker_path[0] != '/' || !root || root[0] != '/' || ttl_s == 0 ||
-	    (denial_log && denial_log[0] != '/'))
+	if (!marker_path || marker_path[0] != '/' || !nroots || ttl_s == 0 || (denial_log && denial_log[0] != '/'))
 		return -EINVAL;
+	for (size_t i = 0; i < nroots; i++)
+		if (!roots[i] || roots[i][0] != '/')
+			return -EINVAL;
 	rfc3339_ms(now_epoch_ms() + (int64_t)ttl_s * 1000, expires, sizeof(expires));
-	marker = marker_json(root, expires, denial_log);
-	r = marker ? write_json(marker_path, marker) : -ENOMEM;
+	marker = marker_json(roots[0], expires, denial_log);
+	list = json_object_get(marker, "allowedRoots");
+	for (size_t i = 1; list && i < nroots; i++)
+		if (json_array_append_new(list, json_string(roots[i])) < 0)
+			list = NULL;
+	r = marker && list ? write_json(marker_path, marker) : -ENOMEM;
 	json_decref(marker);
 	return r;
+}
+
+int guard_marker_write(const char *marker_path, const char *root, unsigned ttl_s, const char *denial_log)
+{
+	return guard_marker_write_roots(marker_path, &root, 1, ttl_s, denial_log);
 }
 
 json_t *guard_hook_config(enum harness h, const char *exe, const char *marker_path)

@@ -1,157 +1,539 @@
 /* SPDX-License-Identifier: MIT */
-/* shell.c: Bash write-target analysis (see shell.h). Conservative where it must guess: a dynamic
- * target ("$X", $(...)) of a write is denied; an unknown directory after `cd` makes relative
- * write targets unknown, hence denied. What it cannot see, Landlock still enforces. */
+/* shell.c: the Bash lexer and the walk over its commands (see shell.h). It owns words, quoting,
+ * expansions, heredocs, cd, variables, for loops and functions; what a program does with its
+ * arguments is shell_tables.c's. Fail closed: a command the lexer cannot read, one over a limit
+ * or the time budget, or a value it cannot know where a path is written, is denied with a reason
+ * that asks for a simpler command. What it lets through, Landlock still enforces. */
 #include "shell.h"
 
-#include <limits.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <glob.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "../lib/buf.h"
-#include "../lib/strv.h"
+#include "../lib/fd.h"
+#include "shell_int.h"
 
-enum { T_WORD, T_OP, T_REDIR };
+#define LEX_MAX_HEREDOCS 16
+#define CASE_MAX_DEPTH 8
+#define FOR_MAX_VALUES 32
+#define LEX_MAX_NEST 64      /* expansions inside one another, per lexer */
+#define BRACE_MAX_NEST 16    /* {a,{b,{c,...}}} */
+#define COMMAND_MAX_NEST 32  /* wrappers around wrappers: nice nice nice ... */
 
-struct tok {
-	int kind;
-	char *s;
-	bool dyn; /* a word with $-expansion or command substitution in it */
+struct heredoc {
+	size_t tok; /* the << token */
+	char delim[256];
+	bool strip, quoted;
 };
+
+enum { CASE_SUBJECT = 1, CASE_IN, CASE_PATTERN, CASE_BODY };
 
 struct lex {
 	const char *p;
+	char *own; /* the text this lexer reads, when it made a copy (backquotes) */
 	struct tok *t;
 	size_t n, cap;
-	struct strv heredocs; /* delimiters waiting for the next newline ('-' prefix: strip tabs) */
-	bool error;
+	struct lex **subs;
+	size_t nsub, subcap, pend;
+	struct heredoc hd[LEX_MAX_HEREDOCS];
+	size_t nhd;
+	const char *err;
 	int depth;
-	const struct shell_check *chk;
-	struct shell_verdict *v;
+	int nest;      /* expansions open inside one another in this lexer ($(( $(( ... )) )), ${..${..}}) */
+	bool in_subst; /* inside $( ): an unmatched ')' ends it */
+	int paren;
+	bool cmd_start;
+	int cases[CASE_MAX_DEPTH];
+	int ncase;
+	size_t *budget; /* tokens left, shared by nested lexers */
 };
 
-static void analyze_text(const struct shell_check *chk, const char *text, int depth, struct shell_verdict *v);
+static void lex_script(struct lex *L);
+static void lex_free(struct lex *L);
 
-static void deny(struct shell_verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void deny(struct shell_verdict *v, const char *fmt, ...)
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); /* work done, not time waited: a loaded machine must not change verdicts */
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void sh_deny(struct sh *st, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (v->deny)
+	if (st->v->deny)
 		return; /* the first reason stands */
-	v->deny = true;
+	st->v->deny = true;
 	va_start(ap, fmt);
-	vsnprintf(v->reason, sizeof(v->reason), fmt, ap);
+	vsnprintf(st->v->reason, sizeof(st->v->reason), fmt, ap);
 	va_end(ap);
 }
 
-static void emit(struct lex *L, int kind, const char *s, size_t n, bool dyn)
+static bool over_time(struct sh *st)
 {
+	if (st->v->deny)
+		return true;
+	if (mono_ns() > st->deadline_ns) {
+		sh_deny(st, "analysing this command took longer than %d ms; split it into simpler commands",
+			SHELL_MAX_ANALYSIS_MS);
+		return true;
+	}
+	return false;
+}
+
+/* ---- lexer -------------------------------------------------------------------------------- */
+
+static void fail(struct lex *L, const char *why)
+{
+	if (!L->err)
+		L->err = why;
+}
+
+static struct tok *emit(struct lex *L, int kind, const char *s, size_t n)
+{
+	struct tok *t;
+
+	if (L->err)
+		return NULL;
+	if (*L->budget == 0) {
+		fail(L, "more than " "8192" " words");
+		return NULL;
+	}
 	if (L->n == L->cap) {
 		size_t ncap = L->cap ? L->cap * 2 : 32;
-		struct tok *t = L->n >= SHELL_MAX_TOKENS ? NULL : realloc(L->t, ncap * sizeof(*t));
+		struct tok *nt = realloc(L->t, ncap * sizeof(*nt));
 
-		if (!t) {
-			L->error = true;
-			return;
+		if (!nt) {
+			fail(L, "out of memory");
+			return NULL;
 		}
-		L->t = t;
+		L->t = nt;
 		L->cap = ncap;
 	}
-	L->t[L->n].kind = kind;
-	L->t[L->n].s = strndup(s, n);
-	L->t[L->n].dyn = dyn;
-	if (!L->t[L->n].s)
-		L->error = true;
-	else
-		L->n++;
-}
-
-/* From just after an opening "(", find the matching ")"; quotes and nesting respected. */
-static const char *match_paren(const char *p)
-{
-	int depth = 1;
-
-	for (; *p; p++) {
-		if (*p == '\\' && p[1])
-			p++;
-		else if (*p == '\'') {
-			if (!(p = strchr(p + 1, '\'')))
-				return NULL;
-		} else if (*p == '"') {
-			for (p++; *p && *p != '"'; p++)
-				if (*p == '\\' && p[1])
-					p++;
-			if (!*p)
-				return NULL;
-		} else if (*p == '(')
-			depth++;
-		else if (*p == ')' && --depth == 0)
-			return p;
+	t = &L->t[L->n];
+	memset(t, 0, sizeof(*t));
+	t->kind = kind;
+	t->owner = L;
+	t->s = strndup(s, n);
+	if (!t->s) {
+		fail(L, "out of memory");
+		return NULL;
 	}
-	return NULL;
+	t->sub0 = L->pend;
+	t->nsub = L->nsub - L->pend;
+	L->pend = L->nsub;
+	(*L->budget)--;
+	L->n++;
+	return t;
 }
 
-/* A nested command (from $(...), `...`, <(...)): analysed as a script of its own. */
-static void nested(struct lex *L, const char *s, size_t n)
+static void add_sub(struct lex *L, struct lex *child)
 {
-	char *inner = strndup(s, n);
+	if (L->nsub == L->subcap) {
+		size_t ncap = L->subcap ? L->subcap * 2 : 8;
+		struct lex **ns = realloc(L->subs, ncap * sizeof(*ns));
 
-	if (inner)
-		analyze_text(L->chk, inner, L->depth + 1, L->v);
-	free(inner);
-}
-
-/* At '$': consume the expansion; returns true when it made the word dynamic. */
-static void lex_dollar(struct lex *L, struct buf *w, bool *dyn)
-{
-	const char *p = L->p + 1, *end;
-
-	*dyn = true;
-	if (p[0] == '(' && p[1] == '(') { /* arithmetic: not a command, and not a redirection */
-		end = match_paren(p + 1); /* the ')' that closes the first '(' ends "$((...))" */
-		L->p = end ? end + 1 : (L->error = true, p + strlen(p));
-	} else if (p[0] == '(') {
-		end = match_paren(p + 1);
-		if (!end) {
-			L->error = true;
-			L->p = p + strlen(p);
+		if (!ns) {
+			fail(L, "out of memory");
+			lex_free(child);
 			return;
 		}
-		nested(L, p + 1, (size_t)(end - p - 1));
-		L->p = end + 1;
-	} else if (p[0] == '{') {
-		end = strchr(p, '}');
-		L->p = end ? end + 1 : (L->error = true, p + strlen(p));
-	} else if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_') {
-		while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_')
+		L->subs = ns;
+		L->subcap = ncap;
+	}
+	L->subs[L->nsub++] = child;
+}
+
+static struct lex *child_lex(struct lex *L, const char *p, char *own, bool in_subst)
+{
+	struct lex *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		free(own);
+		fail(L, "out of memory");
+		return NULL;
+	}
+	c->p = p;
+	c->own = own;
+	c->depth = L->depth + 1;
+	c->in_subst = in_subst;
+	c->cmd_start = true;
+	c->budget = L->budget;
+	if (c->depth > SHELL_MAX_DEPTH * 4) {
+		fail(L, "commands nested too deeply");
+		lex_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* $( ... ): lexed as a script of its own that ends at the unmatched ')'. */
+static void lex_subst(struct lex *L)
+{
+	struct lex *c = child_lex(L, L->p, NULL, true);
+
+	if (!c)
+		return;
+	lex_script(c);
+	if (c->err)
+		fail(L, c->err);
+	L->p = c->p;
+	add_sub(L, c);
+}
+
+static void lex_dollar(struct lex *L, struct buf *w, struct tok *flags);
+static void lex_backquote(struct lex *L, struct tok *flags);
+
+static void skip_quote(struct lex *L)
+{
+	const char *end;
+
+	if (*L->p == '\'') {
+		end = strchr(L->p + 1, '\'');
+		if (!end) {
+			fail(L, "unbalanced single quote");
+			L->p += strlen(L->p);
+		} else {
+			L->p = end + 1;
+		}
+		return;
+	}
+	for (L->p++; *L->p && *L->p != '"' && !L->err;) {
+		struct buf scratch;
+		struct tok f = { 0 };
+
+		if (*L->p == '\\' && L->p[1]) {
+			L->p += 2;
+		} else if (*L->p == '$') {
+			buf_init(&scratch, 0);
+			lex_dollar(L, &scratch, &f);
+			buf_free(&scratch);
+		} else if (*L->p == '`') {
+			lex_backquote(L, &f);
+		} else {
+			L->p++;
+		}
+	}
+	if (*L->p != '"')
+		fail(L, "unbalanced double quote");
+	else
+		L->p++;
+}
+
+/* Arithmetic from just after "((" (of "$((" or a "((" command) to just after "))". */
+static void lex_arith(struct lex *L)
+{
+	int depth = 2;
+
+	while (!L->err) {
+		char c = *L->p;
+
+		if (!c) {
+			fail(L, "unclosed (( arithmetic");
+			return;
+		}
+		if (c == '(') {
+			depth++;
+			L->p++;
+		} else if (c == ')') {
+			depth--;
+			L->p++;
+			if (depth == 1) {
+				if (*L->p != ')') {
+					fail(L, "cannot tell arithmetic from nested subshells; write ( ( ... ) )");
+					return;
+				}
+				L->p++;
+				return;
+			}
+		} else if (c == '$' || c == '`') {
+			struct buf scratch;
+			struct tok f = { 0 };
+
+			buf_init(&scratch, 0);
+			if (c == '$')
+				lex_dollar(L, &scratch, &f);
+			else
+				lex_backquote(L, &f);
+			buf_free(&scratch);
+		} else if (c == '\'' || c == '"') {
+			skip_quote(L);
+		} else if (c == '\\' && L->p[1]) {
+			L->p += 2;
+		} else {
+			L->p++;
+		}
+	}
+}
+
+/* ${...}: a plain ${NAME} is a variable; anything else is computed (but the words and commands
+ * inside are still lexed, so a $(...) in ${x:-$(...)} is analysed). */
+static void lex_brace_param(struct lex *L, struct buf *w, struct tok *flags)
+{
+	const char *p = L->p + 2, *q = p;
+	int depth = 1;
+
+	while ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') || *q == '_')
+		q++;
+	if (q > p && *q == '}' && !(*p >= '0' && *p <= '9')) {
+		buf_putc(w, W_VAR_OPEN);
+		buf_append(w, p, (size_t)(q - p));
+		buf_putc(w, W_VAR_CLOSE);
+		L->p = q + 1;
+		return;
+	}
+	/* ${NAME%PAT} ${NAME%%PAT} ${NAME#PAT} ${NAME##PAT} ${NAME:-WORD} ${NAME-WORD} with a literal
+	 * PAT or WORD: kept as a reference the walk can evaluate when NAME is known. */
+	if (q > p && !(*p >= '0' && *p <= '9') && (*q == '%' || *q == '#' || (*q == ':' && q[1] == '-') || *q == '-')) {
+		const char *end = strchr(q, '}');
+
+		if (end && end > q && !memchr(q, '$', (size_t)(end - q)) && !memchr(q, '`', (size_t)(end - q)) &&
+		    !memchr(q, '\'', (size_t)(end - q)) && !memchr(q, '"', (size_t)(end - q)) && !memchr(q, '{', (size_t)(end - q)) &&
+		    !memchr(q, '\\', (size_t)(end - q)) && !memchr(q, '\n', (size_t)(end - q))) {
+			buf_putc(w, W_VAR_OPEN);
+			buf_append(w, p, (size_t)(end - p));
+			buf_putc(w, W_VAR_CLOSE);
+			L->p = end + 1;
+			return;
+		}
+	}
+	flags->dyn = true;
+	L->p = p;
+	while (!L->err) {
+		char c = *L->p;
+
+		if (!c) {
+			fail(L, "unclosed ${");
+			return;
+		}
+		if (c == '}' && --depth == 0) {
+			L->p++;
+			return;
+		}
+		if (c == '\\' && L->p[1]) {
+			L->p += 2;
+		} else if (c == '\'' || c == '"') {
+			skip_quote(L);
+		} else if (c == '$' && L->p[1] == '{') {
+			depth++;
+			L->p += 2;
+		} else if (c == '$' || c == '`') {
+			struct buf scratch;
+			struct tok f = { 0 };
+
+			buf_init(&scratch, 0);
+			if (c == '$')
+				lex_dollar(L, &scratch, &f);
+			else
+				lex_backquote(L, &f);
+			buf_free(&scratch);
+		} else {
+			L->p++;
+		}
+	}
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+static void put_utf8(struct buf *w, unsigned long cp)
+{
+	if (cp < 0x80) {
+		buf_putc(w, (char)cp);
+	} else if (cp < 0x800) {
+		buf_putc(w, (char)(0xc0 | (cp >> 6)));
+		buf_putc(w, (char)(0x80 | (cp & 0x3f)));
+	} else if (cp < 0x10000) {
+		buf_putc(w, (char)(0xe0 | (cp >> 12)));
+		buf_putc(w, (char)(0x80 | ((cp >> 6) & 0x3f)));
+		buf_putc(w, (char)(0x80 | (cp & 0x3f)));
+	} else {
+		buf_putc(w, (char)(0xf0 | ((cp >> 18) & 0x07)));
+		buf_putc(w, (char)(0x80 | ((cp >> 12) & 0x3f)));
+		buf_putc(w, (char)(0x80 | ((cp >> 6) & 0x3f)));
+		buf_putc(w, (char)(0x80 | (cp & 0x3f)));
+	}
+}
+
+/* $'...' (ANSI-C quoting), decoded as Bash does. */
+static void lex_ansi_c(struct lex *L, struct buf *w)
+{
+	static const char esc_in[] = "abeEfnrtv\\'\"?", esc_out[] = "\a\b\033\033\f\n\r\t\v\\'\"?";
+	const char *p = L->p + 2;
+
+	for (; *p && *p != '\''; p++) {
+		const char *e;
+
+		if (*p != '\\' || !p[1]) {
+			buf_putc(w, *p);
+			continue;
+		}
+		p++;
+		if ((e = strchr(esc_in, *p))) {
+			buf_putc(w, esc_out[e - esc_in]);
+		} else if (*p >= '0' && *p <= '7') {
+			int v = 0, k;
+
+			for (k = 0; k < 3 && p[k] >= '0' && p[k] <= '7'; k++)
+				v = v * 8 + (p[k] - '0');
+			buf_putc(w, (char)v);
+			p += k - 1;
+		} else if (*p == 'x' || *p == 'u' || *p == 'U') {
+			int max = *p == 'x' ? 2 : *p == 'u' ? 4 : 8, k;
+			unsigned long v = 0;
+
+			for (k = 1; k <= max && hexval(p[k]) >= 0; k++)
+				v = v * 16 + (unsigned long)hexval(p[k]);
+			if (k == 1) {
+				buf_putc(w, '\\');
+				buf_putc(w, *p);
+				continue;
+			}
+			if (*p == 'x')
+				buf_putc(w, (char)v);
+			else
+				put_utf8(w, v);
+			p += k - 1;
+		} else if (*p == 'c' && p[1]) {
+			buf_putc(w, (char)(p[1] & 0x1f));
 			p++;
+		} else {
+			buf_putc(w, '\\');
+			buf_putc(w, *p);
+		}
+	}
+	if (*p != '\'') {
+		fail(L, "unbalanced $' quote");
 		L->p = p;
+		return;
+	}
+	L->p = p + 1;
+}
+
+static bool name_char(char c, bool first)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (!first && c >= '0' && c <= '9');
+}
+
+static void lex_dollar_in(struct lex *L, struct buf *w, struct tok *flags);
+
+/* At '$': consume the expansion into w (a variable reference or literal text) and flags. The
+ * nesting is bounded so that no input can exhaust the stack (a crashed hook would not deny). */
+static void lex_dollar(struct lex *L, struct buf *w, struct tok *flags)
+{
+	if (++L->nest > LEX_MAX_NEST) {
+		fail(L, "expansions nested too deeply");
+		L->p += strlen(L->p);
+	} else {
+		lex_dollar_in(L, w, flags);
+	}
+	L->nest--;
+}
+
+static void lex_dollar_in(struct lex *L, struct buf *w, struct tok *flags)
+{
+	const char *p = L->p + 1;
+
+	if (p[0] == '(' && p[1] == '(') {
+		flags->dyn = true;
+		L->p = p + 2;
+		lex_arith(L);
+	} else if (p[0] == '(') {
+		flags->dyn = true;
+		L->p = p + 1;
+		lex_subst(L);
+	} else if (p[0] == '{') {
+		lex_brace_param(L, w, flags);
+	} else if (p[0] == '\'') {
+		flags->quoted = true;
+		lex_ansi_c(L, w);
+	} else if (p[0] == '[') { /* $[ ... ]: old arithmetic, whose $(...) still run */
+		flags->dyn = true;
+		for (L->p = p + 1; !L->err && *L->p != ']';) {
+			struct buf scratch;
+			struct tok f = { 0 };
+
+			if (!*L->p) {
+				fail(L, "unclosed $[");
+			} else if (*L->p == '$' || *L->p == '`') {
+				buf_init(&scratch, 0);
+				if (*L->p == '$')
+					lex_dollar(L, &scratch, &f);
+				else
+					lex_backquote(L, &f);
+				buf_free(&scratch);
+			} else if (*L->p == '\'' || *L->p == '"') {
+				skip_quote(L);
+			} else {
+				L->p++;
+			}
+		}
+		if (!L->err)
+			L->p++;
+	} else if (name_char(*p, true)) {
+		const char *q = p;
+
+		while (name_char(*q, false))
+			q++;
+		buf_putc(w, W_VAR_OPEN);
+		buf_append(w, p, (size_t)(q - p));
+		buf_putc(w, W_VAR_CLOSE);
+		L->p = q;
 	} else if (*p && strchr("0123456789@*#?$!-", *p)) {
+		flags->dyn = true;
 		L->p = p + 1;
 	} else {
-		*dyn = false; /* a lone '$' is literal */
-		buf_putc(w, '$');
+		buf_putc(w, '$'); /* a lone '$' is literal ($"..." is handled by the caller) */
 		L->p = p;
 	}
 }
 
-static void lex_backquote(struct lex *L, bool *dyn)
+/* `...`: the text with \$ \` \\ unescaped, lexed as a script of its own. */
+static void lex_backquote(struct lex *L, struct tok *flags)
 {
-	const char *p = L->p + 1, *end = p;
+	const char *p = L->p + 1;
+	struct buf inner;
+	struct lex *c;
 
-	while (*end && *end != '`')
-		end += *end == '\\' && end[1] ? 2 : 1;
-	if (!*end) {
-		L->error = true;
-		L->p = end;
+	flags->dyn = true;
+	buf_init(&inner, 0);
+	for (; *p && *p != '`'; p++) {
+		if (*p == '\\' && p[1] && strchr("$`\\", p[1]))
+			p++;
+		buf_putc(&inner, *p);
+	}
+	if (*p != '`') {
+		fail(L, "unbalanced backquote");
+		L->p = p;
+		buf_free(&inner);
 		return;
 	}
-	nested(L, p, (size_t)(end - p));
-	*dyn = true;
-	L->p = end + 1;
+	L->p = p + 1;
+	if (buf_putc(&inner, '\0') < 0) {
+		fail(L, "out of memory");
+		buf_free(&inner);
+		return;
+	}
+	c = child_lex(L, inner.data, inner.data, false);
+	if (!c)
+		return;
+	lex_script(c);
+	if (c->err)
+		fail(L, c->err);
+	add_sub(L, c);
 }
 
 static bool is_op_char(char c)
@@ -159,17 +541,44 @@ static bool is_op_char(char c)
 	return c == ';' || c == '&' || c == '|' || c == '(' || c == ')' || c == '<' || c == '>';
 }
 
-/* One word (quotes removed, expansions marked dynamic). */
-static void lex_word(struct lex *L)
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* Brace-expansion markers survive only where a comma makes them an expansion. */
+static void settle_braces(struct buf *w)
+{
+	bool comma = false, open = false;
+
+	for (size_t i = 0; i < w->len; i++) {
+		comma |= w->data[i] == W_BRACE_COMMA;
+		open |= w->data[i] == W_BRACE_OPEN;
+	}
+	for (size_t i = 0; i < w->len; i++) {
+		if (!(comma && open) && w->data[i] == W_BRACE_OPEN)
+			w->data[i] = '{';
+		else if (!(comma && open) && w->data[i] == W_BRACE_CLOSE)
+			w->data[i] = '}';
+		else if (!(comma && open) && w->data[i] == W_BRACE_COMMA)
+			w->data[i] = ',';
+	}
+}
+
+/* One word (quotes removed, variables marked, computed parts flagged). */
+static struct tok *lex_word(struct lex *L)
 {
 	struct buf w;
-	bool dyn = false, d;
+	struct tok f = { 0 }, *t;
 
 	buf_init(&w, 0);
-	while (*L->p && !L->error && *L->p != ' ' && *L->p != '\t' && *L->p != '\n' && !is_op_char(*L->p)) {
+	while (*L->p && !L->err && !is_blank(*L->p) && !is_op_char(*L->p)) {
 		char c = *L->p;
 
-		if (c == '\\') {
+		if (c == W_VAR_OPEN || c == W_VAR_CLOSE || c == W_BRACE_OPEN || c == W_BRACE_CLOSE || c == W_BRACE_COMMA) {
+			fail(L, "control characters in the command");
+		} else if (c == '\\') {
+			f.quoted = true;
 			if (L->p[1] == '\n')
 				L->p += 2;
 			else if (L->p[1])
@@ -179,576 +588,1122 @@ static void lex_word(struct lex *L)
 		} else if (c == '\'') {
 			const char *end = strchr(L->p + 1, '\'');
 
+			f.quoted = true;
 			if (!end) {
-				L->error = true;
+				fail(L, "unbalanced single quote");
 				break;
 			}
 			buf_append(&w, L->p + 1, (size_t)(end - L->p - 1));
 			L->p = end + 1;
-		} else if (c == '"') {
-			for (L->p++; *L->p && *L->p != '"' && !L->error;) {
+		} else if (c == '"' || (c == '$' && L->p[1] == '"')) {
+			f.quoted = true;
+			L->p += c == '$';
+			for (L->p++; *L->p && *L->p != '"' && !L->err;) {
 				if (*L->p == '\\' && L->p[1] && strchr("$`\"\\\n", L->p[1])) {
 					if (L->p[1] != '\n')
 						buf_putc(&w, L->p[1]);
 					L->p += 2;
 				} else if (*L->p == '$') {
-					lex_dollar(L, &w, &d);
-					dyn |= d;
+					lex_dollar(L, &w, &f);
 				} else if (*L->p == '`') {
-					lex_backquote(L, &d);
-					dyn |= d;
+					lex_backquote(L, &f);
 				} else {
 					buf_putc(&w, *L->p++);
 				}
 			}
 			if (*L->p != '"')
-				L->error = true;
+				fail(L, "unbalanced double quote");
 			else
 				L->p++;
 		} else if (c == '$') {
-			lex_dollar(L, &w, &d);
-			dyn |= d;
+			lex_dollar(L, &w, &f);
 		} else if (c == '`') {
-			lex_backquote(L, &d);
-			dyn |= d;
+			lex_backquote(L, &f);
 		} else {
-			buf_putc(&w, c);
+			if (c == '*' || c == '?' || c == '[')
+				f.glob = true;
+			buf_putc(&w, c == '{' ? W_BRACE_OPEN : c == '}' ? W_BRACE_CLOSE : c == ',' ? W_BRACE_COMMA : c);
 			L->p++;
 		}
 	}
-	emit(L, T_WORD, w.data ? w.data : "", w.len, dyn);
+	settle_braces(&w);
+	t = emit(L, T_WORD, w.data ? w.data : "", w.len);
 	buf_free(&w);
+	if (t) {
+		t->dyn = f.dyn;
+		t->quoted = f.quoted;
+		t->glob = f.glob;
+	}
+	return t;
 }
 
-/* After a newline: the bodies of pending heredocs, which are data, not commands. */
+/* Unquoted heredoc bodies are expanded: their $(...) and `...` run. */
+static void lex_expansions_in(struct lex *L, const char *text)
+{
+	const char *saved = L->p;
+
+	L->p = text;
+	while (*L->p && !L->err) {
+		struct buf scratch;
+		struct tok f = { 0 };
+
+		if (*L->p == '\\' && L->p[1]) {
+			L->p += 2;
+		} else if (*L->p == '$' || *L->p == '`') {
+			buf_init(&scratch, 0);
+			if (*L->p == '$')
+				lex_dollar(L, &scratch, &f);
+			else
+				lex_backquote(L, &f);
+			buf_free(&scratch);
+		} else {
+			L->p++;
+		}
+	}
+	L->p = saved;
+}
+
+/* After a newline: the bodies of pending heredocs. */
 static void lex_heredocs(struct lex *L)
 {
-	for (size_t i = 0; i < L->heredocs.n; i++) {
-		const char *delim = L->heredocs.v[i];
-		bool strip = delim[0] == '-';
+	size_t before = L->nsub;
 
-		delim += strip;
+	for (size_t i = 0; i < L->nhd && !L->err; i++) {
+		struct heredoc *h = &L->hd[i];
+		const char *start = L->p;
+		struct buf body;
+
+		buf_init(&body, 0);
 		for (;;) {
 			const char *line = L->p, *nl = strchr(line, '\n');
 			size_t len = nl ? (size_t)(nl - line) : strlen(line);
 
-			while (strip && len && *line == '\t')
+			while (h->strip && len && *line == '\t')
 				line++, len--;
 			L->p = nl ? nl + 1 : line + len;
-			if ((len == strlen(delim) && !memcmp(line, delim, len)) || !nl)
+			if (len == strlen(h->delim) && !memcmp(line, h->delim, len))
 				break;
+			buf_append(&body, line, len);
+			buf_putc(&body, '\n');
+			if (!nl)
+				break; /* Bash reads a missing delimiter as end of input */
 		}
+		(void)start;
+		buf_putc(&body, '\0');
+		if (!body.data) {
+			fail(L, "out of memory");
+		} else {
+			if (!h->quoted)
+				lex_expansions_in(L, body.data);
+			free(L->t[h->tok].body);
+			L->t[h->tok].body = body.data;
+			body.data = NULL;
+		}
+		buf_free(&body);
 	}
-	strv_free(&L->heredocs);
+	L->nhd = 0;
+	if (L->nsub > before)
+		emit(L, T_OP, ";", 1); /* carries the body's command substitutions */
 }
 
-/* An operator or redirection at L->p. `fd_word` is true when the previous token is an
- * all-digit word glued to this '<' or '>' (then it is the redirection's fd and is dropped). */
-static void lex_op(struct lex *L, bool glued_digits)
+static void lex_heredoc_start(struct lex *L, bool strip)
 {
-	static const char *const ops[] = { "&>>", "<<<", "<<-", "&&", "||", ";;", "|&", ">>", ">|", "&>", ">&", "<&",
-					   "<<", "<>", ";", "&", "|", "(", ")", "<", ">" };
+	size_t op = L->n - 1;
+	struct tok *d;
 
+	while (*L->p == ' ' || *L->p == '\t')
+		L->p++;
+	d = lex_word(L);
+	if (!d)
+		return;
+	if (L->nhd == LEX_MAX_HEREDOCS || strlen(d->s) >= sizeof(L->hd[0].delim) || !d->s[0] ||
+	    strchr(d->s, W_VAR_OPEN) || d->dyn) {
+		fail(L, "a heredoc delimiter the guard cannot read");
+		return;
+	}
+	L->hd[L->nhd].tok = op;
+	snprintf(L->hd[L->nhd].delim, sizeof(L->hd[0].delim), "%s", d->s);
+	L->hd[L->nhd].strip = strip;
+	L->hd[L->nhd].quoted = d->quoted;
+	L->nhd++;
+}
+
+static void lex_op(struct lex *L)
+{
+	static const char *const ops[] = { "&>>", "<<<", "<<-", ";;&", "&&", "||", ";;", ";&", "|&", ">>", ">|", "&>",
+					   ">&", "<&", "<<", "<>", ";", "&", "|", "(", ")", "<", ">" };
+
+	if ((L->p[0] == '<' || L->p[0] == '>') && L->p[1] == '(') {
+		struct tok *t;
+
+		L->p += 2; /* process substitution: a nested command, used as a computed word */
+		lex_subst(L);
+		if ((t = emit(L, T_WORD, "", 0)))
+			t->dyn = true;
+		return;
+	}
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
 		size_t n = strlen(ops[i]);
+		bool redir;
 
 		if (strncmp(L->p, ops[i], n))
 			continue;
-		if ((ops[i][0] == '<' || ops[i][0] == '>') && (L->p[n] == '(') && n == 1) {
-			/* process substitution <(...) / >(...): a nested command, used as a dynamic word */
-			const char *end = match_paren(L->p + 2);
-
-			if (!end) {
-				L->error = true;
-				return;
-			}
-			nested(L, L->p + 2, (size_t)(end - L->p - 2));
-			emit(L, T_WORD, "", 0, true);
-			L->p = end + 1;
-			return;
-		}
-		if (glued_digits && L->n && (ops[i][0] == '<' || ops[i][0] == '>')) {
-			free(L->t[--L->n].s); /* "2>" : the fd number is part of the redirection */
-		}
-		emit(L, strchr("<>", ops[i][0]) || !strcmp(ops[i], "&>") || !strcmp(ops[i], "&>>") ? T_REDIR : T_OP,
-		     ops[i], n, false);
+		redir = strchr("<>", ops[i][0]) || !strncmp(ops[i], "&>", 2);
 		L->p += n;
+		if (!emit(L, redir ? T_REDIR : T_OP, ops[i], n))
+			return;
+		if (!strcmp(ops[i], "<<") || !strcmp(ops[i], "<<-"))
+			lex_heredoc_start(L, ops[i][2] == '-');
+		if (!strcmp(ops[i], "(")) {
+			L->paren++;
+		} else if (!strcmp(ops[i], ")")) {
+			L->paren--;
+		}
+		if (!redir)
+			L->cmd_start = true;
+		if (L->ncase && L->cases[L->ncase - 1] == CASE_BODY && ops[i][0] == ';' && ops[i][1])
+			L->cases[L->ncase - 1] = CASE_PATTERN;
 		return;
 	}
 	L->p++;
 }
 
-static void lex_all(struct lex *L)
+/* [[ ... ]]: a test; < and > compare strings. Emitted as "[[" and its words. */
+static void lex_test(struct lex *L)
 {
-	bool prev_digits = false;
-
-	while (*L->p && !L->error) {
-		char c = *L->p;
-
-		if (c == ' ' || c == '\t' || c == '\r') {
+	while (!L->err) {
+		while (is_blank(*L->p))
 			L->p++;
-			prev_digits = false;
-		} else if (c == '\\' && L->p[1] == '\n') {
+		if (!*L->p) {
+			fail(L, "unclosed [[");
+			return;
+		}
+		if (L->p[0] == ']' && L->p[1] == ']' && (!L->p[2] || is_blank(L->p[2]) || is_op_char(L->p[2]))) {
 			L->p += 2;
-		} else if (c == '\n') {
-			emit(L, T_OP, ";", 1, false);
+			return;
+		}
+		if (is_op_char(*L->p))
 			L->p++;
-			lex_heredocs(L);
-			prev_digits = false;
-		} else if (c == '#') {
-			while (*L->p && *L->p != '\n')
-				L->p++;
-		} else if (is_op_char(c)) {
-			lex_op(L, prev_digits);
-			prev_digits = false;
-			/* A heredoc's delimiter is the next word: remember it for the next newline. */
-			if (L->n && L->t[L->n - 1].kind == T_REDIR && !strncmp(L->t[L->n - 1].s, "<<", 2) &&
-			    strcmp(L->t[L->n - 1].s, "<<<")) {
-				bool dash = !strcmp(L->t[L->n - 1].s, "<<-");
-
-				while (*L->p == ' ' || *L->p == '\t')
-					L->p++;
-				lex_word(L);
-				if (L->n) {
-					char *d = NULL;
-
-					if (asprintf(&d, "%s%s", dash ? "-" : "", L->t[L->n - 1].s) >= 0)
-						strv_push(&L->heredocs, d);
-					free(d);
-				}
-			}
-		} else {
-			const char *start = L->p;
-
+		else
 			lex_word(L);
-			prev_digits = L->p > start && strspn(start, "0123456789") == (size_t)(L->p - start) &&
-				      (*L->p == '<' || *L->p == '>');
+	}
+}
+
+/* A case pattern list up to its ')': its words go into a ':' command (they may hold $(...)). */
+static void lex_case_pattern(struct lex *L)
+{
+	emit(L, T_WORD, ":", 1);
+	while (!L->err) {
+		while (is_blank(*L->p))
+			L->p++;
+		if (*L->p == '(' || *L->p == '|') {
+			L->p++;
+		} else if (*L->p == ')') {
+			L->p++;
+			emit(L, T_OP, ";", 1);
+			L->cases[L->ncase - 1] = CASE_BODY;
+			L->cmd_start = true;
+			return;
+		} else if (!*L->p || is_op_char(*L->p)) {
+			fail(L, "cannot read a case pattern");
+			return;
+		} else {
+			lex_word(L);
 		}
 	}
 }
 
-/* ---- per simple command ------------------------------------------------------------------ */
-
-struct state {
-	const struct shell_check *chk;
-	struct shell_verdict *v;
-	int depth;
-	char cwd[PATH_MAX];
-	bool cwd_known;
-};
-
-struct cmd {
-	struct tok **w; /* words */
-	size_t n;
-};
-
-static bool is_assignment(const char *s)
+static void after_word(struct lex *L, struct tok *t)
 {
-	const char *eq = strchr(s, '=');
+	static const char *const keeps_start[] = { "then", "do", "else", "elif", "if", "while", "until", "{", "!",
+						    "time", "}", "fi", "done", NULL };
+	int *cs = L->ncase ? &L->cases[L->ncase - 1] : NULL;
+	bool plain = !t->dyn && !t->quoted;
 
-	if (!eq || eq == s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
-		return false;
-	for (const char *p = s; p < eq; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
-			return false;
-	return true;
-}
-
-/* Check one write target; a dynamic one is refused outright. */
-static void target(struct state *st, const char *what, const struct tok *t)
-{
-	const char *why;
-
-	if (st->v->deny)
-		return;
-	if (t->dyn) {
-		deny(st->v, "%s: the target is computed at run time (%s)", what, t->s[0] ? t->s : "$...");
+	if (cs && *cs == CASE_SUBJECT) {
+		*cs = CASE_IN;
 		return;
 	}
-	why = st->chk->target(st->chk->ctx, st->cwd_known ? st->cwd : NULL, t->s);
-	if (why)
-		deny(st->v, "%s: %s: %s", what, t->s, why);
+	if (cs && *cs == CASE_IN && plain && !strcmp(t->s, "in")) {
+		*cs = CASE_PATTERN;
+		return;
+	}
+	if (L->cmd_start && plain && !strcmp(t->s, "case")) {
+		if (L->ncase == CASE_MAX_DEPTH) {
+			fail(L, "case nested too deeply");
+			return;
+		}
+		L->cases[L->ncase++] = CASE_SUBJECT;
+		L->cmd_start = false;
+		return;
+	}
+	if (L->cmd_start && plain && !strcmp(t->s, "[[")) {
+		lex_test(L);
+		L->cmd_start = false;
+		return;
+	}
+	if (plain && !strcmp(t->s, "for")) {
+		while (*L->p == ' ' || *L->p == '\t')
+			L->p++;
+		if (L->p[0] == '(' && L->p[1] == '(') {
+			L->p += 2;
+			lex_arith(L);
+		}
+	}
+	if (L->cmd_start && plain) {
+		const char *const *k;
+
+		for (k = keeps_start; *k && strcmp(*k, t->s); k++)
+			;
+		if (*k)
+			return;
+	}
+	if (!sh_is_assignment(t->s))
+		L->cmd_start = false;
 }
 
-static bool dev_ok(const char *s)
+static void lex_script(struct lex *L)
 {
-	return !strcmp(s, "/dev/null") || !strcmp(s, "/dev/stdout") || !strcmp(s, "/dev/stderr") ||
-	       !strcmp(s, "/dev/tty") || !strncmp(s, "/dev/fd/", 8);
+	while (!L->err) {
+		char c = *L->p;
+		int *cs = L->ncase ? &L->cases[L->ncase - 1] : NULL;
+
+		if (!c) {
+			if (L->in_subst)
+				fail(L, "unclosed $(");
+			else if (L->ncase)
+				fail(L, "case without esac");
+			return;
+		}
+		if (c == ' ' || c == '\t' || c == '\r') {
+			L->p++;
+		} else if (c == '\\' && L->p[1] == '\n') {
+			L->p += 2;
+		} else if (c == '\n') {
+			emit(L, T_OP, ";", 1);
+			L->p++;
+			L->cmd_start = true;
+			lex_heredocs(L);
+		} else if (c == '#') {
+			while (*L->p && *L->p != '\n')
+				L->p++;
+		} else if (cs && *cs == CASE_PATTERN && !(!strncmp(L->p, "esac", 4) && (!L->p[4] || is_blank(L->p[4]) ||
+										  is_op_char(L->p[4])))) {
+			lex_case_pattern(L);
+		} else if (cs && *cs == CASE_PATTERN) {
+			emit(L, T_WORD, "esac", 4);
+			L->p += 4;
+			L->ncase--;
+			L->cmd_start = false;
+		} else if (c == ')' && L->in_subst && L->paren == 0) {
+			L->p++;
+			return;
+		} else if (c == '(' && L->p[1] == '(' && L->cmd_start) {
+			L->p += 2;
+			lex_arith(L);
+			emit(L, T_WORD, "((", 2);
+			L->cmd_start = false;
+		} else if (is_op_char(c)) {
+			lex_op(L);
+		} else if (cs && *cs == CASE_BODY && L->cmd_start && !strncmp(L->p, "esac", 4) &&
+			   (!L->p[4] || is_blank(L->p[4]) || is_op_char(L->p[4]))) {
+			emit(L, T_WORD, "esac", 4);
+			L->p += 4;
+			L->ncase--;
+			L->cmd_start = false;
+		} else {
+			const char *start = L->p;
+			struct tok *t = lex_word(L);
+
+			if (!t)
+				return;
+			/* "2>" : an all-digit word glued to a redirection is its descriptor */
+			if ((*L->p == '<' || *L->p == '>') && strspn(start, "0123456789") == (size_t)(L->p - start) &&
+			    L->p > start) {
+				free(t->s);
+				L->n--;
+				(*L->budget)++;
+				continue;
+			}
+			after_word(L, t);
+		}
+	}
 }
 
-static const char *base(const char *s)
+static void lex_free(struct lex *L)
+{
+	if (!L)
+		return;
+	for (size_t k = 0; k < L->n; k++) {
+		free(L->t[k].s);
+		free(L->t[k].body);
+	}
+	for (size_t k = 0; k < L->nsub; k++)
+		lex_free(L->subs[k]);
+	free(L->subs);
+	free(L->t);
+	free(L->own);
+	free(L);
+}
+
+/* ---- words --------------------------------------------------------------------------------- */
+
+bool sh_is_assignment(const char *s)
+{
+	const char *p = s;
+
+	if (!name_char(*p, true))
+		return false;
+	while (name_char(*p, false))
+		p++;
+	if (*p == '+' && p[1] == '=')
+		return true;
+	if (*p == '[') { /* a[i]=v */
+		p = strchr(p, ']');
+		if (!p)
+			return false;
+		p++;
+	}
+	return *p == '=';
+}
+
+const char *sh_base(const char *s)
 {
 	const char *b = strrchr(s, '/');
 
 	return b ? b + 1 : s;
 }
 
-static bool in_list(const char *s, const char *const *list)
+static const struct var *var_get(struct sh *st, const char *name, size_t n)
 {
-	for (; *list; list++)
-		if (!strcmp(s, *list))
-			return true;
-	return false;
+	for (size_t i = st->nvars; i-- > 0;)
+		if (strlen(st->vars[i].name) == n && !memcmp(st->vars[i].name, name, n))
+			return &st->vars[i];
+	return NULL;
 }
 
-/* Operands: words after the command that are not options (everything after "--" counts). */
-static size_t operands(const struct cmd *c, size_t from, const struct tok **out, size_t max)
+void sh_setvar(struct sh *st, const char *name, const char *value)
 {
-	size_t n = 0;
-	bool opts = true;
+	struct var *v = NULL;
+	size_t n = strcspn(name, "=+[");
 
-	for (size_t i = from; i < c->n && n < max; i++) {
-		if (opts && !strcmp(c->w[i]->s, "--")) {
-			opts = false;
+	for (size_t i = 0; i < st->nvars; i++)
+		if (strlen(st->vars[i].name) == n && !strncmp(st->vars[i].name, name, n))
+			v = &st->vars[i];
+	if (!v && st->nvars == SHELL_MAX_VARS) {
+		sh_deny(st, "more than %d variables; split the command", SHELL_MAX_VARS);
+		return;
+	}
+	if (!v) {
+		v = &st->vars[st->nvars++];
+		v->name = strndup(name, n);
+		v->value = NULL;
+		if (!v->name) {
+			st->nvars--;
+			sh_deny(st, "out of memory");
+			return;
+		}
+	}
+	free(v->value);
+	v->value = value ? strdup(value) : NULL;
+}
+
+/* ${NAME%PAT} and friends on a known value; false when the result cannot be computed. */
+static bool var_op(const char *val, const char *op, size_t oplen, char *out, size_t n)
+{
+	char pat[512];
+	size_t vl = strlen(val);
+	bool twice = oplen > 1 && op[1] == op[0];
+	size_t skip = (op[0] == ':' ? 2 : 1) + (twice && (op[0] == '%' || op[0] == '#'));
+
+	if (oplen < skip || oplen - skip >= sizeof(pat) || vl >= n)
+		return false;
+	memcpy(pat, op + skip, oplen - skip);
+	pat[oplen - skip] = '\0';
+	if (op[0] == '-' || op[0] == ':') { /* NAME is set: its value */
+		snprintf(out, n, "%s", val);
+		return true;
+	}
+	snprintf(out, n, "%s", val);
+	if (op[0] == '%') { /* shortest (or longest) suffix matching PAT */
+		for (size_t k = 0; k <= vl; k++) {
+			size_t at = twice ? k : vl - k;
+
+			if (fnmatch(pat, val + at, 0) == 0) {
+				out[at] = '\0';
+				return true;
+			}
+		}
+		return true;
+	}
+	for (size_t k = 0; k <= vl; k++) { /* '#': shortest (or longest) prefix */
+		size_t len = twice ? vl - k : k;
+		char pre[PATH_MAX];
+
+		if (len >= sizeof(pre))
+			continue;
+		memcpy(pre, val, len);
+		pre[len] = '\0';
+		if (fnmatch(pat, pre, 0) == 0) {
+			snprintf(out, n, "%s", val + len);
+			return true;
+		}
+	}
+	return true;
+}
+
+bool sh_word(struct sh *st, const struct tok *t, char *out, size_t n)
+{
+	size_t o = 0;
+	char opbuf[PATH_MAX];
+
+	if (t->dyn)
+		return false;
+	for (const char *p = t->s; *p; p++) {
+		const char *val = NULL, *end;
+		char one[2] = { 0 };
+
+		if (*p == W_VAR_OPEN) {
+			const struct var *v;
+			size_t nl = 0;
+
+			end = strchr(p, W_VAR_CLOSE);
+			if (!end)
+				return false;
+			while (p + 1 + nl < end && name_char(p[1 + nl], nl == 0))
+				nl++;
+			v = var_get(st, p + 1, nl);
+			if (nl == 3 && !strncmp(p + 1, "PWD", 3) && !v && st->cwd_known)
+				val = st->cwd;
+			else if (p + 1 + nl < end && (p[1 + nl] == '-' || p[1 + nl] == ':') && (!v || !v->value))
+				return false; /* set or not, the guard cannot tell: unknown */
+			else if (!v || !v->value)
+				return false;
+			else
+				val = v->value;
+			if (p + 1 + nl < end && !var_op(val, p + 1 + nl, (size_t)(end - p - 1 - nl), opbuf, sizeof(opbuf)))
+				return false;
+			if (p + 1 + nl < end)
+				val = opbuf;
+			p = end;
+		} else {
+			one[0] = *p == W_BRACE_OPEN ? '{' : *p == W_BRACE_CLOSE ? '}' : *p == W_BRACE_COMMA ? ',' : *p;
+			val = one;
+		}
+		if (o + strlen(val) + 1 > n)
+			return false;
+		memcpy(out + o, val, strlen(val));
+		o += strlen(val);
+	}
+	out[o] = '\0';
+	return true;
+}
+
+/* The name of the first variable in a word the guard does not know, for the reason. */
+static void unknown_part(struct sh *st, const struct tok *t, char *out, size_t n)
+{
+	const char *p = strchr(t->s, W_VAR_OPEN), *end = p ? strchr(p, W_VAR_CLOSE) : NULL;
+
+	if (t->dyn || !p || !end) {
+		snprintf(out, n, "%s", "$...");
+		return;
+	}
+	while (p && end && var_get(st, p + 1, (size_t)(end - p - 1)) && var_get(st, p + 1, (size_t)(end - p - 1))->value) {
+		p = strchr(end, W_VAR_OPEN);
+		end = p ? strchr(p, W_VAR_CLOSE) : NULL;
+	}
+	snprintf(out, n, "$%.*s", p && end ? (int)(end - p - 1) : 3, p && end ? p + 1 : "...");
+}
+
+/* `path` made absolute against the cwd and normalised lexically, for comparing paths. */
+static bool lexical_abs(struct sh *st, const char *path, char *out, size_t n)
+{
+	char *o = out, *seg, *save = NULL, tmp[PATH_MAX * 2];
+
+	if (path[0] != '/' && !st->cwd_known)
+		return false;
+	if (snprintf(tmp, sizeof(tmp), "%s%s%s", path[0] == '/' ? "" : st->cwd, path[0] == '/' ? "" : "/", path) >=
+	    (int)sizeof(tmp) || n < 2)
+		return false;
+	*o = '\0';
+	for (seg = strtok_r(tmp, "/", &save); seg; seg = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(seg, "."))
+			continue;
+		if (!strcmp(seg, "..")) {
+			char *slash = strrchr(out, '/');
+
+			if (slash)
+				*slash = '\0';
+			o = out + strlen(out);
 			continue;
 		}
-		if (opts && c->w[i]->s[0] == '-' && c->w[i]->s[1] && !c->w[i]->dyn)
-			continue;
-		out[n++] = c->w[i];
+		if ((size_t)(o - out) + strlen(seg) + 2 > n)
+			return false;
+		o += sprintf(o, "/%s", seg);
 	}
-	return n;
+	if (!out[0])
+		strcpy(out, "/");
+	return true;
 }
 
-static void analyze_words(struct state *st, struct cmd *c, size_t i);
-
-static void do_cd(struct state *st, const struct cmd *c, size_t i)
+void sh_target_str(struct sh *st, const char *what, const char *path, enum shell_op op)
 {
-	const struct tok *ops[2];
-	size_t n = operands(c, i + 1, ops, 2);
+	const char *why;
+	char abs[PATH_MAX * 2];
+
+	if (over_time(st))
+		return;
+	if (st->written && lexical_abs(st, path, abs, sizeof(abs)))
+		strv_push(st->written, abs);
+	why = st->chk->target(st->chk->ctx, st->cwd_known ? st->cwd : NULL, path, op);
+	if (why)
+		sh_deny(st, "%s: %s: %s", what, path, why);
+}
+
+void sh_target(struct sh *st, const char *what, const struct tok *t, enum shell_op op)
+{
+	char val[PATH_MAX * 2], pat[PATH_MAX * 3];
+	glob_t g;
+
+	if (over_time(st))
+		return;
+	if (!sh_word(st, t, val, sizeof(val))) {
+		char part[128];
+
+		unknown_part(st, t, part, sizeof(part));
+		sh_deny(st, "%s: the target is computed at run time (%s); write it literally", what, part);
+		return;
+	}
+	if (!t->glob || !strpbrk(val, "*?[")) {
+		sh_target_str(st, what, val, op);
+		return;
+	}
+	if (strrchr(val, '/') && strpbrk(val, "*?[") < strrchr(val, '/')) {
+		/* a wildcard in a directory name can walk the whole filesystem: not expanded */
+		sh_deny(st, "%s: %s has a wildcard in a directory name; name the paths", what, val);
+		return;
+	}
+	if (val[0] != '/' && !st->cwd_known) {
+		sh_deny(st, "%s: %s: relative path after a cd to an unknown directory", what, val);
+		return;
+	}
+	snprintf(pat, sizeof(pat), "%s%s%s", val[0] == '/' ? "" : st->cwd, val[0] == '/' ? "" : "/", val);
+	if (glob(pat, GLOB_NOSORT, NULL, &g) != 0) {
+		sh_target_str(st, what, val, op); /* no match: Bash passes the word as it is */
+		return;
+	}
+	if (g.gl_pathc > SHELL_MAX_EXPANSIONS)
+		sh_deny(st, "%s: %s matches more than %d paths; name the targets", what, val, SHELL_MAX_EXPANSIONS);
+	for (size_t i = 0; i < g.gl_pathc && !st->v->deny; i++)
+		sh_target_str(st, what, g.gl_pathv[i], op);
+	globfree(&g);
+}
+
+/* ---- brace expansion over a command's words -------------------------------------------------- */
+
+struct words {
+	struct tok **w;
+	size_t n, cap;
+	struct tok *own[SHELL_MAX_EXPANSIONS]; /* expanded copies */
+	size_t nown;
+};
+
+static void words_push(struct sh *st, struct words *ws, struct tok *t)
+{
+	if (ws->n == ws->cap) {
+		size_t ncap = ws->cap ? ws->cap * 2 : 16;
+		struct tok **nw = realloc(ws->w, ncap * sizeof(*nw));
+
+		if (!nw) {
+			sh_deny(st, "out of memory");
+			return;
+		}
+		ws->w = nw;
+		ws->cap = ncap;
+	}
+	ws->w[ws->n++] = t;
+}
+
+static void words_free(struct words *ws)
+{
+	for (size_t i = 0; i < ws->nown; i++) {
+		free(ws->own[i]->s);
+		free(ws->own[i]);
+	}
+	free(ws->w);
+	memset(ws, 0, sizeof(*ws));
+}
+
+/* Expand the first top-level {a,b} of `s` (already prefix-free of others) recursively. */
+static void brace_expand(struct sh *st, struct words *ws, const struct tok *model, const char *s, int nest)
+{
+	const char *open = strchr(s, W_BRACE_OPEN), *p, *close = NULL;
+	int depth = 0;
+
+	if (st->v->deny)
+		return;
+	if (nest > BRACE_MAX_NEST * 4) {
+		sh_deny(st, "brace expansions nested too deeply; write the words out");
+		return;
+	}
+	for (p = open; p && *p; p++) {
+		if (*p == W_BRACE_OPEN)
+			depth++;
+		else if (*p == W_BRACE_CLOSE && --depth == 0) {
+			close = p;
+			break;
+		}
+	}
+	if (!open || !close) {
+		struct tok *t;
+
+		if (ws->nown == SHELL_MAX_EXPANSIONS) {
+			sh_deny(st, "a brace expansion yields more than %d words", SHELL_MAX_EXPANSIONS);
+			return;
+		}
+		t = malloc(sizeof(*t));
+		if (!t || !(*t = *model, t->s = strdup(s))) {
+			free(t);
+			sh_deny(st, "out of memory");
+			return;
+		}
+		for (char *q = t->s; *q; q++)
+			*q = *q == W_BRACE_OPEN ? '{' : *q == W_BRACE_CLOSE ? '}' : *q == W_BRACE_COMMA ? ',' : *q;
+		t->nsub = 0;
+		ws->own[ws->nown++] = t;
+		words_push(st, ws, t);
+		return;
+	}
+	depth = 0;
+	for (const char *alt = open + 1, *q = open + 1; q <= close && !st->v->deny; q++) {
+		if (*q == W_BRACE_OPEN)
+			depth++;
+		else if (*q == W_BRACE_CLOSE && q != close)
+			depth--;
+		if ((*q == W_BRACE_COMMA && depth == 0) || q == close) {
+			struct buf b;
+
+			buf_init(&b, 0);
+			buf_append(&b, s, (size_t)(open - s));
+			buf_append(&b, alt, (size_t)(q - alt));
+			buf_append(&b, close + 1, strlen(close + 1));
+			buf_putc(&b, '\0');
+			if (b.data)
+				brace_expand(st, ws, model, b.data, nest + 1);
+			buf_free(&b);
+			alt = q + 1;
+		}
+	}
+}
+
+/* ---- commands ------------------------------------------------------------------------------- */
+
+static void analyze_range(struct sh *st, struct lex *L, size_t from, size_t to);
+
+static void sh_copy(struct sh *dst, const struct sh *src)
+{
+	*dst = *src;
+	for (size_t i = 0; i < src->nvars; i++) {
+		dst->vars[i].name = strdup(src->vars[i].name);
+		dst->vars[i].value = src->vars[i].value ? strdup(src->vars[i].value) : NULL;
+		if (!dst->vars[i].name) {
+			dst->nvars = i;
+			break;
+		}
+	}
+	dst->stdin_text = NULL;
+	dst->stdin_file = NULL;
+	dst->stdin_unknown = false;
+}
+
+static void sh_release(struct sh *st)
+{
+	for (size_t i = 0; i < st->nvars; i++) {
+		free(st->vars[i].name);
+		free(st->vars[i].value);
+	}
+	st->nvars = 0;
+}
+
+/* Nested scripts of a token run in a subshell of the current state. */
+static void run_subs(struct sh *st, const struct tok *t)
+{
+	for (size_t i = 0; i < t->nsub && !st->v->deny; i++) {
+		struct lex *c = t->owner->subs[t->sub0 + i];
+		struct sh sub;
+
+		if (st->depth >= SHELL_MAX_DEPTH) {
+			sh_deny(st, "commands nested deeper than %d levels", SHELL_MAX_DEPTH);
+			return;
+		}
+		sh_copy(&sub, st);
+		sub.depth++;
+		analyze_range(&sub, c, 0, c->n);
+		sh_release(&sub);
+	}
+}
+
+void sh_cd(struct sh *st, const char *dir)
+{
 	char next[PATH_MAX];
 
-	if (n == 0 || ops[0]->dyn || !strcmp(ops[0]->s, "-") || ops[0]->s[0] == '~') {
+	if (!dir) {
 		st->cwd_known = false;
 		return;
 	}
-	if (!(ops[0]->s[0] == '/' || st->cwd_known))
+	if (dir[0] != '/' && !st->cwd_known)
 		return;
-	if ((ops[0]->s[0] == '/' ? snprintf(next, sizeof(next), "%s", ops[0]->s)
-				 : snprintf(next, sizeof(next), "%s/%s", st->cwd, ops[0]->s)) >= (int)sizeof(next)) {
+	if ((dir[0] == '/' ? snprintf(next, sizeof(next), "%s", dir) : snprintf(next, sizeof(next), "%s/%s", st->cwd, dir)) >=
+	    (int)sizeof(next)) {
 		st->cwd_known = false;
 		return;
 	}
 	memcpy(st->cwd, next, sizeof(next));
+	st->cwd_known = true;
 }
 
-/* The value of an option given as "-o V", "--output V" or "--output=V" anywhere in the words. */
-static void option_targets(struct state *st, const struct cmd *c, size_t i, const char *what, const char *const *shorts,
-			   const char *const *longs)
+static struct func *func_get(struct sh *st, const char *name)
 {
-	for (size_t k = i + 1; k < c->n; k++) {
-		const char *s = c->w[k]->s;
-
-		for (const char *const *o = longs; *o; o++) {
-			size_t ol = strlen(*o);
-
-			if (!strncmp(s, *o, ol) && s[ol] == '=') {
-				struct tok t = { T_WORD, (char *)s + ol + 1, c->w[k]->dyn };
-
-				target(st, what, &t);
-			} else if (!strcmp(s, *o) && k + 1 < c->n) {
-				target(st, what, c->w[k + 1]);
-			}
-		}
-		if (in_list(s, shorts) && k + 1 < c->n)
-			target(st, what, c->w[k + 1]);
-	}
+	for (size_t i = st->nfuncs; i-- > 0;)
+		if (!strcmp(st->funcs[i].name, name))
+			return &st->funcs[i];
+	return NULL;
 }
 
-static void verb_git(struct state *st, const struct cmd *c, size_t i)
+static void assignment(struct sh *st, const struct tok *t, bool persist)
 {
-	static const char *const remote_ops[] = { "clone", "fetch", "pull", "push", "ls-remote", NULL };
-	size_t k = i + 1;
+	char val[PATH_MAX];
+	const char *eq = strchr(t->s, '=');
+	bool known = sh_word(st, t, val, sizeof(val)) && !strchr(t->s, '[') && eq && eq[-1] != '+';
 
-	for (; k < c->n && c->w[k]->s[0] == '-'; k++) {
-		const char *s = c->w[k]->s;
-
-		if ((!strcmp(s, "-C") || !strcmp(s, "--git-dir") || !strcmp(s, "--work-tree")) && k + 1 < c->n)
-			target(st, "git routing", c->w[++k]);
-		else if (!strncmp(s, "--git-dir=", 10) || !strncmp(s, "--work-tree=", 12)) {
-			struct tok t = { T_WORD, strchr(s, '=') + 1, c->w[k]->dyn };
-
-			target(st, "git routing", &t);
-		} else if (!strcmp(s, "-c") && k + 1 < c->n) {
-			k++;
-			if (!strncmp(c->w[k]->s, "remote.", 7) || !strncmp(c->w[k]->s, "url.", 4))
-				deny(st->v, "git: configuring remotes is not allowed (%s)", c->w[k]->s);
-		}
+	if (!strncmp(t->s, "GIT_DIR=", 8) || !strncmp(t->s, "GIT_WORK_TREE=", 14) || !strncmp(t->s, "GIT_INDEX_FILE=", 15) ||
+	    !strncmp(t->s, "GIT_OBJECT_DIRECTORY=", 21) || !strncmp(t->s, "GIT_COMMON_DIR=", 15)) {
+		if (!known)
+			sh_deny(st, "git routing: %.*s is computed at run time", (int)(eq - t->s), t->s);
+		else
+			sh_target_str(st, "git routing", strchr(val, '=') + 1, SHELL_WRITE);
+	} else if (!strncmp(t->s, "CDPATH=", 7)) {
+		st->cdpath = true; /* cd NAME may now go anywhere */
+	} else if (!strncmp(t->s, "GIT_CONFIG", 10) || !strncmp(t->s, "GIT_SSH", 7) || !strncmp(t->s, "GIT_EXEC_PATH=", 14) ||
+		   !strncmp(t->s, "GIT_ASKPASS=", 12) || !strncmp(t->s, "GIT_PROXY_COMMAND=", 18) ||
+		   !strncmp(t->s, "GIT_EXTERNAL_DIFF=", 18) || !strncmp(t->s, "BASH_ENV=", 9) || !strncmp(t->s, "ENV=", 4) ||
+		   !strncmp(t->s, "PROMPT_COMMAND=", 15) || !strncmp(t->s, "LD_PRELOAD=", 11) ||
+		   !strncmp(t->s, "GIT_TEMPLATE_DIR=", 17)) {
+		sh_deny(st, "%.*s: setting this variable changes what runs; not allowed", (int)(eq - t->s), t->s);
 	}
-	if (k >= c->n)
+	if (persist)
+		sh_setvar(st, t->s, known ? strchr(val, '=') + 1 : NULL);
+}
+
+void sh_command(struct sh *st, struct tok **w, size_t n)
+{
+	static const char *const reserved[] = { "if", "then", "else", "elif", "fi", "do", "done", "while", "until",
+						 "esac", "{", "}", "!", "time", NULL };
+	char name[PATH_MAX];
+	struct func *f;
+	size_t i = 0;
+
+	if (over_time(st))
 		return;
-	if (in_list(c->w[k]->s, remote_ops))
-		deny(st->v, "git %s: network operations are not allowed", c->w[k]->s);
-	else if (!strcmp(c->w[k]->s, "submodule") && k + 1 < c->n && !strcmp(c->w[k + 1]->s, "update"))
-		deny(st->v, "git submodule update: network operations are not allowed");
-	else if (!strcmp(c->w[k]->s, "remote") && k + 1 < c->n &&
-		 (!strcmp(c->w[k + 1]->s, "add") || !strcmp(c->w[k + 1]->s, "set-url")))
-		deny(st->v, "git remote %s: changing remotes is not allowed", c->w[k + 1]->s);
-	else if (!strcmp(c->w[k]->s, "config"))
-		for (size_t j = k + 1; j < c->n; j++)
-			if (!strncmp(c->w[j]->s, "remote.", 7) || !strncmp(c->w[j]->s, "url.", 4))
-				deny(st->v, "git config: configuring remotes is not allowed (%s)", c->w[j]->s);
-}
-
-static bool verb_install(struct state *st, const struct cmd *c, size_t i, const char *cmd)
-{
-	static const char *const js[] = { "npm", "pnpm", "yarn", "bun", NULL };
-	static const char *const js_ops[] = { "install", "i", "add", "ci", NULL };
-
-	if (in_list(cmd, js)) {
-		if ((!strcmp(cmd, "yarn") && c->n == i + 1) || (c->n > i + 1 && in_list(c->w[i + 1]->s, js_ops)))
-			deny(st->v, "%s: installing packages is not allowed", cmd);
-		return true;
+	if (st->cmd_nest >= COMMAND_MAX_NEST) {
+		sh_deny(st, "commands wrapped more than %d deep; write the command directly", COMMAND_MAX_NEST);
+		return;
 	}
-	for (size_t k = i + 1; k + 1 < c->n; k++) /* pip install, python -m pip install, uv pip install */
-		if (!strcmp(c->w[k]->s, "install") && (!strcmp(cmd, "pip") || !strcmp(cmd, "pip3") ||
-						       !strcmp(c->w[k - 1]->s, "pip")))
-			deny(st->v, "pip install: installing packages is not allowed");
-	if ((!strcmp(cmd, "pip") || !strcmp(cmd, "pip3")) && c->n > i + 1 && !strcmp(c->w[i + 1]->s, "install"))
-		deny(st->v, "pip install: installing packages is not allowed");
-	return false;
-}
+	for (;;) {
+		const char *const *r;
 
-static const char *const all_operand_verbs[] = { "touch", "mkdir", "rm", "rmdir", "tee", "shred", "unlink",
-						  "ln", "mv", "truncate", "mkfifo", "mknod", NULL };
-static const char *const write_verbs[] = { "touch", "mkdir", "rm", "rmdir", "tee", "shred", "unlink", "ln", "mv",
-					   "truncate", "mkfifo", "mknod", "cp", "install", "rsync", "dd", "chmod",
-					   "chown", "chgrp", "sed", "perl", "curl", "wget", NULL };
-
-/* Targets of the file-writing verbs. Returns true when `cmd` is one. */
-static bool verb_write(struct state *st, const struct cmd *c, size_t i, const char *cmd)
-{
-	const struct tok *ops[256];
-	size_t n;
-
-	if (in_list(cmd, all_operand_verbs)) {
-		n = operands(c, i + 1, ops, 256);
+		while (i < n && sh_is_assignment(w[i]->s)) /* assignments before a command are for it alone */
+			assignment(st, w[i++], false);
+		for (r = reserved; i < n && !w[i]->dyn && !w[i]->quoted && *r && strcmp(*r, w[i]->s); r++)
+			;
+		if (i < n && *r && !w[i]->quoted && !w[i]->dyn)
+			i++;
+		else
+			break;
+	}
+	if (i >= n) {
 		for (size_t k = 0; k < n; k++)
-			if (!(!strcmp(cmd, "truncate") && k == 0 && i + 2 < c->n && !strcmp(c->w[i + 1]->s, "-s")))
-				target(st, cmd, ops[k]);
-		return true;
+			if (sh_is_assignment(w[k]->s))
+				assignment(st, w[k], true);
+		return;
 	}
-	if (!strcmp(cmd, "cp") || !strcmp(cmd, "install") || !strcmp(cmd, "rsync")) {
-		static const char *const t_short[] = { "-t", NULL }, *const t_long[] = { "--target-directory", NULL };
+	if (!sh_word(st, w[i], name, sizeof(name))) {
+		char part[128];
 
-		option_targets(st, c, i, cmd, t_short, t_long);
-		n = operands(c, i + 1, ops, 256);
-		if (n && !strcmp(cmd, "rsync")) {
-			const char *colon = strchr(ops[n - 1]->s, ':'), *slash = strchr(ops[n - 1]->s, '/');
-
-			if (colon && (!slash || colon < slash)) /* host:path */
-				deny(st->v, "rsync: remote targets are not allowed (%s)", ops[n - 1]->s);
+		unknown_part(st, w[i], part, sizeof(part));
+		sh_deny(st, "the command name is computed at run time (%s); write it literally", part);
+		return;
+	}
+	if (!strcmp(name, "for") || !strcmp(name, "select") || !strcmp(name, "in"))
+		return; /* a for header lists words; the loop is handled by the walk */
+	if ((f = func_get(st, name))) {
+		if (st->depth >= SHELL_MAX_DEPTH) {
+			sh_deny(st, "functions nested deeper than %d levels", SHELL_MAX_DEPTH);
+			return;
 		}
-		if (n >= 2 || (n == 1 && !strcmp(cmd, "install")))
-			target(st, cmd, ops[n - 1]);
-		return true;
-	}
-	if (!strcmp(cmd, "chmod") || !strcmp(cmd, "chown") || !strcmp(cmd, "chgrp")) {
-		n = operands(c, i + 1, ops, 256);
-		for (size_t k = 1; k < n; k++) /* the first operand is the mode or owner */
-			target(st, cmd, ops[k]);
-		return true;
-	}
-	if (!strcmp(cmd, "dd")) {
-		for (size_t k = i + 1; k < c->n; k++)
-			if (!strncmp(c->w[k]->s, "of=", 3)) {
-				struct tok t = { T_WORD, c->w[k]->s + 3, c->w[k]->dyn };
-
-				target(st, "dd of=", &t);
-			}
-		return true;
-	}
-	return false;
-}
-
-/* curl, wget, sed -i, perl -i. */
-static bool verb_fetch_edit(struct state *st, const struct cmd *c, size_t i, const char *cmd)
-{
-	const struct tok *ops[256];
-	struct tok here = { T_WORD, ".", false };
-	size_t n;
-	bool inplace = false, script_given = false;
-
-	if (!strcmp(cmd, "curl")) {
-		static const char *const s[] = { "-o", NULL }, *const l[] = { "--output", "--output-dir", NULL };
-
-		option_targets(st, c, i, "curl -o", s, l);
-		for (size_t k = i + 1; k < c->n; k++)
-			if (!strcmp(c->w[k]->s, "-O") || !strcmp(c->w[k]->s, "--remote-name") || !strcmp(c->w[k]->s, "-J"))
-				target(st, "curl -O (into the current directory)", &here);
-		return true;
-	}
-	if (!strcmp(cmd, "wget")) {
-		static const char *const s[] = { "-O", "-P", NULL }, *const l[] = { "--output-document", "--directory-prefix", NULL };
-		bool named = false;
-
-		option_targets(st, c, i, "wget", s, l);
-		for (size_t k = i + 1; k < c->n; k++)
-			named |= !strcmp(c->w[k]->s, "-O") || !strcmp(c->w[k]->s, "-P") || !strncmp(c->w[k]->s, "--output-document", 17) ||
-				 !strncmp(c->w[k]->s, "--directory-prefix", 18);
-		if (!named)
-			target(st, "wget (into the current directory)", &here);
-		return true;
-	}
-	if (strcmp(cmd, "sed") && strcmp(cmd, "perl"))
-		return false;
-	for (size_t k = i + 1; k < c->n; k++) {
-		const char *s = c->w[k]->s;
-
-		if (s[0] == '-' && s[1] != '-' && strchr(s, 'i') && (!strcmp(cmd, "perl") || s[1] == 'i'))
-			inplace = true;
-		if (!strncmp(s, "--in-place", 10))
-			inplace = true;
-		if (!strcmp(s, "-e") || !strcmp(s, "-f") || !strcmp(s, "--expression") || (s[0] == '-' && strchr(s, 'e') && !strcmp(cmd, "perl")))
-			script_given = true;
-	}
-	if (!inplace)
-		return true;
-	n = operands(c, i + 1, ops, 256);
-	for (size_t k = script_given ? 0 : 1; k < n; k++) /* without -e, the first operand is the script */
-		target(st, cmd, ops[k]);
-	return true;
-}
-
-/* Wrappers that run another command: the index of that command's word, or 0. */
-static size_t unwrap(const struct state *st, const struct cmd *c, size_t i, const char *cmd)
-{
-	static const char *const with_arg[] = { "-u", "-g", "-n", "-s", "-k", "-C", "-p", "-U", "-h", NULL };
-	size_t k = i + 1;
-
-	(void)st;
-	if (!strcmp(cmd, "env")) {
-		while (k < c->n && (c->w[k]->s[0] == '-' || is_assignment(c->w[k]->s)))
-			k += (!strcmp(c->w[k]->s, "-u") || !strcmp(c->w[k]->s, "-C")) ? 2 : 1;
-		return k;
-	}
-	if (!strcmp(cmd, "sudo") || !strcmp(cmd, "doas") || !strcmp(cmd, "nice") || !strcmp(cmd, "ionice") ||
-	    !strcmp(cmd, "stdbuf")) {
-		while (k < c->n && c->w[k]->s[0] == '-')
-			k += in_list(c->w[k]->s, with_arg) ? 2 : 1;
-		return k;
-	}
-	if (!strcmp(cmd, "timeout")) {
-		while (k < c->n && c->w[k]->s[0] == '-')
-			k += (!strcmp(c->w[k]->s, "-s") || !strcmp(c->w[k]->s, "-k")) ? 2 : 1;
-		return k + 1; /* the duration */
-	}
-	if (!strcmp(cmd, "nohup") || !strcmp(cmd, "time") || !strcmp(cmd, "command") || !strcmp(cmd, "builtin") ||
-	    !strcmp(cmd, "exec"))
-		return k;
-	return 0;
-}
-
-static const char *const reserved[] = { "if", "then", "else", "elif", "fi", "do", "done", "while", "until",
-					 "esac", "{", "}", "!", "[[", NULL };
-
-static void analyze_words(struct state *st, struct cmd *c, size_t i)
-{
-	const char *cmd;
-	size_t next;
-
-	while (i < c->n && is_assignment(c->w[i]->s)) {
-		if (!strncmp(c->w[i]->s, "GIT_DIR=", 8) || !strncmp(c->w[i]->s, "GIT_WORK_TREE=", 14)) {
-			struct tok t = { T_WORD, strchr(c->w[i]->s, '=') + 1, c->w[i]->dyn };
-
-			target(st, "git routing", &t);
-		}
-		i++;
-	}
-	/* Reserved words open compound commands; the command proper follows them. A for or case
-	 * header lists words, not a command. */
-	while (i < c->n && !c->w[i]->dyn && in_list(c->w[i]->s, reserved))
-		i++;
-	if (i < c->n && !c->w[i]->dyn && (!strcmp(c->w[i]->s, "for") || !strcmp(c->w[i]->s, "case") ||
-					  !strcmp(c->w[i]->s, "select") || !strcmp(c->w[i]->s, "function")))
-		return;
-	if (i >= c->n || st->v->deny)
-		return;
-	cmd = base(c->w[i]->s);
-	if ((next = unwrap(st, c, i, cmd))) {
-		if (next < c->n)
-			analyze_words(st, c, next);
+		st->depth++;
+		analyze_range(st, f->L, f->from, f->to);
+		st->depth--;
 		return;
 	}
-	if ((!strcmp(cmd, "sh") || !strcmp(cmd, "bash") || !strcmp(cmd, "dash") || !strcmp(cmd, "zsh") ||
-	     !strcmp(cmd, "ksh")) && st->depth < SHELL_MAX_DEPTH) {
-		for (size_t k = i + 1; k < c->n; k++)
-			if (c->w[k]->s[0] == '-' && strchr(c->w[k]->s, 'c') && k + 1 < c->n) {
-				if (c->w[k + 1]->dyn)
-					deny(st->v, "%s -c: the script is computed at run time", cmd);
-				else
-					analyze_text(st->chk, c->w[k + 1]->s, st->depth + 1, st->v);
+	st->cmd_nest++;
+	tables_command(st, w + i, n - i);
+	st->cmd_nest--;
+}
+
+void sh_script(struct sh *st, const char *what, const char *text)
+{
+	size_t budget = SHELL_MAX_TOKENS;
+	struct lex *L;
+	struct sh sub;
+
+	if (over_time(st))
+		return;
+	if (st->depth >= SHELL_MAX_DEPTH) {
+		sh_deny(st, "%s: scripts nested deeper than %d levels", what, SHELL_MAX_DEPTH);
+		return;
+	}
+	if (strlen(text) > SHELL_MAX_COMMAND_BYTES) {
+		sh_deny(st, "%s: script longer than %d bytes", what, SHELL_MAX_COMMAND_BYTES);
+		return;
+	}
+	L = calloc(1, sizeof(*L));
+	if (!L) {
+		sh_deny(st, "out of memory");
+		return;
+	}
+	L->p = text;
+	L->cmd_start = true;
+	L->budget = &budget;
+	lex_script(L);
+	if (L->err) {
+		sh_deny(st, "%s: cannot parse the script (%s); write a simpler command", what, L->err);
+	} else {
+		sh_copy(&sub, st);
+		sub.depth++;
+		analyze_range(&sub, L, 0, L->n);
+		sh_release(&sub);
+	}
+	lex_free(L);
+}
+
+void sh_script_file(struct sh *st, const char *what, const char *path)
+{
+	char full[PATH_MAX * 2];
+	struct buf b;
+	int r;
+
+	if (path[0] != '/' && !st->cwd_known) {
+		sh_deny(st, "%s %s: relative path after a cd to an unknown directory", what, path);
+		return;
+	}
+	if (st->written && lexical_abs(st, path, full, sizeof(full)))
+		for (size_t i = 0; i < st->written->n; i++)
+			if (!strcmp(st->written->v[i], full)) {
+				sh_deny(st, "%s %s: runs a script this command writes; write it first, then run it", what, path);
 				return;
 			}
-		return;
-	}
-	if (!strcmp(cmd, "eval")) {
-		struct buf b;
-
-		buf_init(&b, 0);
-		for (size_t k = i + 1; k < c->n; k++) {
-			if (c->w[k]->dyn)
-				deny(st->v, "eval: the script is computed at run time");
-			buf_printf(&b, "%s ", c->w[k]->s);
-		}
-		if (!st->v->deny && b.data)
-			analyze_text(st->chk, b.data, st->depth + 1, st->v);
+	snprintf(full, sizeof(full), "%s%s%s", path[0] == '/' ? "" : st->cwd, path[0] == '/' ? "" : "/", path);
+	buf_init(&b, 0);
+	r = fd_read_file(full, SHELL_MAX_SCRIPT_BYTES, &b);
+	if (r == -ENOENT || r == -ENOTDIR) {
 		buf_free(&b);
-		return;
+		return; /* nothing to run */
 	}
-	if (!strcmp(cmd, "xargs")) {
-		for (size_t k = i + 1; k < c->n; k++)
-			if (in_list(base(c->w[k]->s), write_verbs) || !strcmp(base(c->w[k]->s), "sh") || !strcmp(base(c->w[k]->s), "bash"))
-				deny(st->v, "xargs %s: writes to targets read from input", base(c->w[k]->s));
-		return;
-	}
-	if (!strcmp(cmd, "find")) {
-		const struct tok *starts[64];
-		size_t ns = 0;
-		bool writes = false;
-		struct tok here = { T_WORD, ".", false };
-
-		for (size_t k = i + 1; k < c->n && ns < 64 && c->w[k]->s[0] != '-' && strcmp(c->w[k]->s, "(") &&
-				       strcmp(c->w[k]->s, "!"); k++)
-			starts[ns++] = c->w[k];
-		for (size_t k = i + 1; k < c->n; k++) {
-			if (!strcmp(c->w[k]->s, "-delete") || !strncmp(c->w[k]->s, "-fprint", 7))
-				writes = true;
-			if ((!strcmp(c->w[k]->s, "-exec") || !strcmp(c->w[k]->s, "-execdir") || !strcmp(c->w[k]->s, "-ok") ||
-			     !strcmp(c->w[k]->s, "-okdir")) && k + 1 < c->n &&
-			    (in_list(base(c->w[k + 1]->s), write_verbs) || !strcmp(base(c->w[k + 1]->s), "sh") ||
-			     !strcmp(base(c->w[k + 1]->s), "bash")))
-				writes = true;
-		}
-		if (writes)
-			for (size_t k = 0; k < (ns ? ns : 1); k++)
-				target(st, "find (writes under its start)", ns ? starts[k] : &here);
-		return;
-	}
-	if (!strcmp(cmd, "cd") || !strcmp(cmd, "pushd")) {
-		do_cd(st, c, i);
-		return;
-	}
-	if (!strcmp(cmd, "git")) {
-		verb_git(st, c, i);
-		return;
-	}
-	if (verb_install(st, c, i, cmd) || verb_write(st, c, i, cmd))
-		return;
-	verb_fetch_edit(st, c, i, cmd);
+	if (r < 0)
+		sh_deny(st, "%s %s: cannot read the script to analyse it (%s)", what, path, strerror(-r));
+	else if (b.len && memchr(b.data, '\0', b.len))
+		sh_deny(st, "%s %s: not a text script", what, path);
+	else
+		sh_script(st, what, b.data ? b.data : "");
+	buf_free(&b);
 }
 
-/* Output redirections of a command: > >> >| &> &>> <> and >&FILE. */
-static void redirects(struct state *st, struct tok *op, struct tok *t)
+/* Output redirections: > >> >| &> &>> <> and >&FILE; input redirections feed a shell's stdin. */
+static void redirect(struct sh *st, const struct tok *op, const struct tok *t)
 {
-	bool out = op->s[0] == '>' || op->s[0] == '&' || !strcmp(op->s, "<>");
+	char val[PATH_MAX];
 
-	if (!out || !t || st->v->deny)
+	if (!t) {
+		sh_deny(st, "redirection %s without a target", op->s);
 		return;
-	if (!strcmp(op->s, ">&") && !t->dyn && (strspn(t->s, "0123456789") == strlen(t->s) || !strcmp(t->s, "-")))
+	}
+	if (!strcmp(op->s, "<<") || !strcmp(op->s, "<<-")) {
+		st->stdin_text = op->body;
+		return;
+	}
+	if (!strcmp(op->s, "<<<")) {
+		st->stdin_text = NULL;
+		st->stdin_unknown = true; /* a here-string: the shells' handler reads it from the token */
+		return;
+	}
+	if (!strcmp(op->s, "<") || !strcmp(op->s, "<&")) {
+		st->stdin_unknown = true;
+		return;
+	}
+	if ((!strcmp(op->s, ">&") || !strcmp(op->s, "<&")) && sh_word(st, t, val, sizeof(val)) &&
+	    (strspn(val, "0123456789") == strlen(val) || !strcmp(val, "-") ||
+	     (val[strlen(val) - 1] == '-' && strspn(val, "0123456789") == strlen(val) - 1)))
 		return; /* 2>&1: a descriptor, not a file */
-	if (!t->dyn && dev_ok(t->s))
+	sh_target(st, "redirection", t, SHELL_WRITE);
+}
+
+struct cmdbuf {
+	struct words ws;
+	const struct tok *redir_op[64];
+	const struct tok *redir_to[64];
+	size_t nredir;
+	const struct tok *herestring;
+	bool piped_in;
+};
+
+static void run_command(struct sh *st, struct cmdbuf *cb)
+{
+	struct words ex = { 0 };
+	const char *saved_text = st->stdin_text;
+	const struct tok *saved_file = st->stdin_file;
+	bool saved_unknown = st->stdin_unknown;
+	char *hs = NULL;
+
+	for (size_t i = 0; i < cb->ws.n && !st->v->deny; i++) {
+		if (strchr(cb->ws.w[i]->s, W_BRACE_OPEN))
+			brace_expand(st, &ex, cb->ws.w[i], cb->ws.w[i]->s, 0);
+		else
+			words_push(st, &ex, cb->ws.w[i]);
+	}
+	st->stdin_text = NULL;
+	st->stdin_file = NULL;
+	st->stdin_unknown = cb->piped_in;
+	for (size_t i = 0; i < cb->nredir && !st->v->deny; i++) {
+		redirect(st, cb->redir_op[i], cb->redir_to[i]);
+		if (!strcmp(cb->redir_op[i]->s, "<"))
+			st->stdin_file = cb->redir_to[i], st->stdin_unknown = false;
+	}
+	if (cb->herestring && (hs = malloc(SHELL_MAX_SCRIPT_BYTES)) && sh_word(st, cb->herestring, hs, SHELL_MAX_SCRIPT_BYTES))
+		st->stdin_text = hs, st->stdin_unknown = false;
+	if (!st->v->deny && ex.n)
+		sh_command(st, ex.w, ex.n);
+	st->stdin_text = saved_text;
+	st->stdin_file = saved_file;
+	st->stdin_unknown = saved_unknown;
+	free(hs);
+	words_free(&ex);
+	words_free(&cb->ws);
+	cb->nredir = 0;
+	cb->herestring = NULL;
+	cb->piped_in = false;
+}
+
+/* The index just past the token that closes the group opened at `k` ("{"/"}" or "do"/"done"). */
+static size_t matching(struct lex *L, size_t k, size_t to, const char *open, const char *close)
+{
+	int depth = 0;
+
+	for (size_t i = k; i < to; i++) {
+		if (L->t[i].kind != T_WORD || L->t[i].quoted)
+			continue;
+		if (!strcmp(L->t[i].s, open))
+			depth++;
+		else if (!strcmp(L->t[i].s, close) && --depth == 0)
+			return i;
+	}
+	return to;
+}
+
+static void def_func(struct sh *st, struct lex *L, const char *name, size_t body, size_t to)
+{
+	struct func *f;
+
+	if (st->nfuncs == sizeof(st->funcs) / sizeof(st->funcs[0])) {
+		sh_deny(st, "more than %zu functions; split the command", sizeof(st->funcs) / sizeof(st->funcs[0]));
 		return;
-	target(st, "redirection", t);
+	}
+	f = &st->funcs[st->nfuncs++];
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	f->L = L;
+	f->from = body;
+	f->to = to;
+	if (L->t[body].kind == T_WORD && !strcmp(L->t[body].s, "{")) {
+		f->to = matching(L, body, to, "{", "}") + 1;
+	} else if (L->t[body].kind == T_OP && !strcmp(L->t[body].s, "(")) {
+		int depth = 0;
+
+		for (size_t i = body; i < to; i++)
+			if (L->t[i].kind == T_OP && (depth += !strcmp(L->t[i].s, "(") - !strcmp(L->t[i].s, ")")) == 0) {
+				f->to = i + 1;
+				break;
+			}
+	}
+	if (f->to > to)
+		f->to = to;
+}
+
+/* A for loop's header "for NAME in WORDS": run the body once per value but the last (the walk
+ * then runs it with the last value, as the loop leaves it). */
+static void for_values(struct sh *st, struct lex *L, struct tok **w, size_t n, size_t next, size_t to);
+
+static void for_loop(struct sh *st, struct lex *L, struct tok **w, size_t n, size_t next, size_t to)
+{
+	struct words ex = { 0 };
+
+	for (size_t i = 0; i < n && !st->v->deny; i++) {
+		if (strchr(w[i]->s, W_BRACE_OPEN))
+			brace_expand(st, &ex, w[i], w[i]->s, 0);
+		else
+			words_push(st, &ex, w[i]);
+	}
+	if (!st->v->deny)
+		for_values(st, L, ex.w, ex.n, next, to);
+	words_free(&ex);
+}
+
+static void for_values(struct sh *st, struct lex *L, struct tok **w, size_t n, size_t next, size_t to)
+{
+	char vals[FOR_MAX_VALUES][PATH_MAX / 4];
+	size_t nv = 0, do_at = next, done_at;
+	bool known = n >= 3 && !strcmp(w[2]->s, "in");
+
+	if (n < 2 || w[1]->dyn)
+		return;
+	for (size_t i = 3; known && i < n; i++) {
+		glob_t g;
+		char pat[PATH_MAX * 2];
+
+		if (nv == FOR_MAX_VALUES || !sh_word(st, w[i], vals[nv], sizeof(vals[0]))) {
+			known = false;
+		} else if (!w[i]->glob || !strpbrk(vals[nv], "*?[")) {
+			nv++;
+		} else if ((!st->cwd_known && vals[nv][0] != '/') ||
+			   (strrchr(vals[nv], '/') && strpbrk(vals[nv], "*?[") < strrchr(vals[nv], '/'))) {
+			known = false;
+		} else {
+			snprintf(pat, sizeof(pat), "%s%s%s", vals[nv][0] == '/' ? "" : st->cwd, vals[nv][0] == '/' ? "" : "/",
+				 vals[nv]);
+			if (glob(pat, 0, NULL, &g) != 0) {
+				nv++; /* no match: the word itself */
+				continue;
+			}
+			for (size_t j = 0; j < g.gl_pathc && known; j++) {
+				if (nv == FOR_MAX_VALUES || strlen(g.gl_pathv[j]) >= sizeof(vals[0]))
+					known = false;
+				else
+					snprintf(vals[nv++], sizeof(vals[0]), "%s", g.gl_pathv[j]);
+			}
+			globfree(&g);
+		}
+	}
+	if (!known || nv == 0) {
+		sh_setvar(st, w[1]->s, NULL);
+		return;
+	}
+	while (do_at < to && !(L->t[do_at].kind == T_WORD && !strcmp(L->t[do_at].s, "do")))
+		do_at++;
+	done_at = matching(L, do_at, to, "do", "done");
+	for (size_t i = 0; i + 1 < nv && !st->v->deny; i++) {
+		sh_setvar(st, w[1]->s, vals[i]);
+		analyze_range(st, L, do_at + 1, done_at);
+	}
+	sh_setvar(st, w[1]->s, vals[nv - 1]);
 }
 
 #define SUBSHELL_MAX_DEPTH 32
@@ -760,7 +1715,7 @@ struct cwd_stack {
 	int n;
 };
 
-static void subshell(struct state *st, struct cwd_stack *stk, const char *op)
+static void subshell(struct sh *st, struct cwd_stack *stk, const char *op)
 {
 	if (!strcmp(op, "(")) {
 		if (stk->n < SUBSHELL_MAX_DEPTH) {
@@ -778,82 +1733,101 @@ static void subshell(struct state *st, struct cwd_stack *stk, const char *op)
 	}
 }
 
-static void analyze_tokens(struct state *st, struct lex *L)
+static void analyze_range(struct sh *st, struct lex *L, size_t from, size_t to)
 {
-	struct cmd c = { .w = calloc(L->n + 1, sizeof(*c.w)) };
+	struct cmdbuf *cb = calloc(1, sizeof(*cb));
 	struct cwd_stack *stk = calloc(1, sizeof(*stk));
 
-	if (!c.w || !stk) {
-		deny(st->v, "out of memory");
-		free(c.w);
-		free(stk);
-		return;
+	if (!cb || !stk) {
+		sh_deny(st, "out of memory");
+		goto out;
 	}
-	for (size_t k = 0; k <= L->n && !st->v->deny; k++) {
-		struct tok *t = k < L->n ? &L->t[k] : NULL;
+	for (size_t k = from; k <= to && !st->v->deny; k++) {
+		struct tok *t = k < to ? &L->t[k] : NULL;
 
+		if (t)
+			run_subs(st, t);
 		if (!t || t->kind == T_OP) {
-			analyze_words(st, &c, 0);
-			c.n = 0;
+			/* NAME ( ) BODY: a function definition */
+			if (t && !strcmp(t->s, "(") && cb->ws.n == 1 && k + 1 < to && !strcmp(L->t[k + 1].s, ")") &&
+			    L->t[k + 1].kind == T_OP) {
+				size_t body = k + 2;
+
+				while (body < to && L->t[body].kind == T_OP && !strcmp(L->t[body].s, ";"))
+					body++;
+				if (body < to)
+					def_func(st, L, cb->ws.w[0]->s, body, to);
+				words_free(&cb->ws);
+				k++;
+				continue;
+			}
+			if (cb->ws.n && !cb->ws.w[0]->quoted && !strcmp(cb->ws.w[0]->s, "for"))
+				for_loop(st, L, cb->ws.w, cb->ws.n, k + 1, to);
+			run_command(st, cb);
+			cb->piped_in = t && (!strcmp(t->s, "|") || !strcmp(t->s, "|&"));
 			if (t)
 				subshell(st, stk, t->s);
 			continue;
 		}
 		if (t->kind == T_REDIR) {
-			struct tok *target_tok = k + 1 < L->n && L->t[k + 1].kind == T_WORD ? &L->t[++k] : NULL;
+			const struct tok *target_tok = k + 1 < to && L->t[k + 1].kind == T_WORD ? &L->t[++k] : NULL;
 
-			if (strncmp(t->s, "<<", 2) || !strcmp(t->s, "<<<"))
-				redirects(st, t, target_tok);
+			if (target_tok)
+				run_subs(st, target_tok);
+			if (!strcmp(t->s, "<<<"))
+				cb->herestring = target_tok;
+			if (cb->nredir == 64) {
+				sh_deny(st, "more than 64 redirections in one command");
+				break;
+			}
+			cb->redir_op[cb->nredir] = t;
+			cb->redir_to[cb->nredir++] = target_tok;
 			continue;
 		}
-		c.w[c.n++] = t;
+		/* function NAME { ... } */
+		if (cb->ws.n == 2 && !strcmp(cb->ws.w[0]->s, "function") && !t->quoted &&
+		    (!strcmp(t->s, "{") || !strcmp(t->s, "("))) {
+			def_func(st, L, cb->ws.w[1]->s, k, to);
+			words_free(&cb->ws);
+		}
+		words_push(st, &cb->ws, t);
 	}
-	free(c.w);
+	if (cb)
+		words_free(&cb->ws);
+out:
+	free(cb);
 	free(stk);
-}
-
-/* Whether unparseable text looks like it writes. */
-static bool looks_like_write(const char *text)
-{
-	struct strv words = { 0 };
-	char *copy = strdup(text), *save = NULL;
-	bool w = strchr(text, '>') != NULL;
-
-	for (char *t = copy ? strtok_r(copy, " \t\n;&|()'\"`", &save) : NULL; t && !w; t = strtok_r(NULL, " \t\n;&|()'\"`", &save))
-		w = in_list(base(t), write_verbs);
-	free(copy);
-	strv_free(&words);
-	return w;
-}
-
-static void analyze_text(const struct shell_check *chk, const char *text, int depth, struct shell_verdict *v)
-{
-	struct lex L = { .p = text, .depth = depth, .chk = chk, .v = v };
-	struct state st = { .chk = chk, .v = v, .depth = depth, .cwd_known = chk->cwd != NULL };
-
-	if (depth > SHELL_MAX_DEPTH) {
-		deny(v, "commands nested deeper than %d levels", SHELL_MAX_DEPTH);
-		return;
-	}
-	if (chk->cwd)
-		snprintf(st.cwd, sizeof(st.cwd), "%s", chk->cwd);
-	lex_all(&L);
-	/* Text the lexer cannot parse is refused only if it looks like it writes: a guess either
-	 * way, and refusing every typo would stall the agent for nothing the kernel would allow. */
-	if (L.error) {
-		if (looks_like_write(text))
-			deny(v, "cannot parse this command and it looks like it writes (unbalanced quote or parenthesis?)");
-	} else {
-		analyze_tokens(&st, &L);
-	}
-	for (size_t k = 0; k < L.n; k++)
-		free(L.t[k].s);
-	free(L.t);
-	strv_free(&L.heredocs);
 }
 
 void shell_analyze(const struct shell_check *chk, const char *cmd, struct shell_verdict *ret)
 {
+	struct sh *st = calloc(1, sizeof(*st));
+	struct strv written = { 0 };
+
 	memset(ret, 0, sizeof(*ret));
-	analyze_text(chk, cmd, 0, ret);
+	if (!st) {
+		ret->deny = true;
+		snprintf(ret->reason, sizeof(ret->reason), "out of memory");
+		return;
+	}
+	st->chk = chk;
+	st->v = ret;
+	st->written = &written;
+	st->deadline_ns = mono_ns() + (int64_t)SHELL_MAX_ANALYSIS_MS * 1000000;
+	if (chk->cwd) {
+		snprintf(st->cwd, sizeof(st->cwd), "%s", chk->cwd);
+		st->cwd_known = true;
+	}
+	if (strlen(cmd) > SHELL_MAX_COMMAND_BYTES) {
+		sh_deny(st, "command longer than %d bytes; write files with the Write tool and run shorter commands",
+			SHELL_MAX_COMMAND_BYTES);
+	} else {
+		st->depth = -1; /* sh_script adds one */
+		sh_script(st, "command", cmd);
+		if (st->v->deny && !strncmp(st->v->reason, "command: cannot parse", 21))
+			memmove(st->v->reason, st->v->reason + 9, strlen(st->v->reason + 9) + 1);
+	}
+	sh_release(st);
+	strv_free(&written);
+	free(st);
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* util.c: number parsing, clocks, UTF-8 validation. */
+/* util.c: number parsing, clocks, UTF-8 validation, escaping for the terminal. */
 #include "util.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "buf.h"
@@ -138,4 +140,34 @@ int utf8_sanitize(struct buf *out, const char *s, size_t n)
 		start = i;
 	}
 	return buf_append(out, s + start, i - start);
+}
+
+char *str_escape(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), i = 0;
+	char *out = malloc(n * 4 + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	while (i < n) {
+		size_t l = utf8_seq(p + i, n - i);
+		/* U+0080..U+009F (C2 80..C2 9F) are C1 controls: CSI is U+009B on a UTF-8 terminal */
+		bool c1 = l == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0;
+
+		if (l > 1 && !c1) {
+			memcpy(o, p + i, l);
+			o += l, i += l;
+		} else if (l == 1 && p[i] >= 0x20 && p[i] != 0x7f && p[i] != '\\') {
+			*o++ = (char)p[i++];
+		} else if (p[i] == '\n' || p[i] == '\t' || p[i] == '\\') {
+			*o++ = '\\';
+			*o++ = p[i] == '\n' ? 'n' : p[i] == '\t' ? 't' : '\\';
+			i++;
+		} else {
+			o += sprintf(o, "\\x%02x", p[i++]);
+		}
+	}
+	*o = '\0';
+	return out;
 }

@@ -22,5 +22,9 @@ bool utf8_valid(const char *s, size_t n);
 /* Append `s` to `out`, replacing each invalid UTF-8 sequence (and NUL) by U+FFFD. */
 struct buf;
 int utf8_sanitize(struct buf *out, const char *s, size_t n);
+/* A copy of `s` safe to print on a terminal: control characters (C0, DEL and C1), backslash and
+ * invalid UTF-8 become C escapes (\n, \t, \\, \xNN), so a file name cannot move the cursor,
+ * start an escape sequence or forge a line. Caller frees; NULL on ENOMEM. */
+char *str_escape(const char *s);
 
 #endif

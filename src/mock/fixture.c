@@ -4,6 +4,7 @@
 #include "fixture.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 #include "../lib/path.h"
 #include "../lib/util.h"
 #include "protocol.h"
+#include "sandbox.h"
 
 const char *match_mode_name(enum match_mode m)
 {
@@ -447,6 +449,9 @@ void mock_config_free(struct mock_config *c)
 		free(t->prefixes);
 		free(t->passthrough_executable);
 		strv_free(&t->noise_flags);
+		strv_free(&t->pt_read);
+		strv_free(&t->pt_write);
+		strv_free(&t->pt_env);
 	}
 	free(c->tools);
 	free(c->allowed_uids);
@@ -560,6 +565,54 @@ static int tool_prefixes_parse(const char *path, const char *ctx, json_t *list, 
 	return 0;
 }
 
+/* passthrough_read_paths / passthrough_write_paths: absolute paths. */
+static int tool_paths_parse(const char *path, const char *ctx, json_t *o, const char *key, struct strv *out,
+			    struct diag *d)
+{
+	json_t *l = json_object_get(o, key);
+
+	if (!l)
+		return 0;
+	if (!json_is_array(l) || json_array_size(l) > SANDBOX_MAX_PATHS) {
+		diag_error(d, "%s: %s%s: must be a list of at most %d absolute paths", path, ctx, key, SANDBOX_MAX_PATHS);
+		return 0;
+	}
+	for (size_t i = 0; i < json_array_size(l); i++) {
+		json_t *v = json_array_get(l, i);
+
+		if (!json_is_string(v) || json_string_value(v)[0] != '/')
+			diag_error(d, "%s: %s%s[%zu]: must be an absolute path", path, ctx, key, i);
+		else if (strv_push(out, json_string_value(v)) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* passthrough_env: {"NAME":"value"}, the real tool's whole environment besides PATH. */
+static int tool_env_parse(const char *path, const char *ctx, json_t *o, struct strv *out, struct diag *d)
+{
+	json_t *env = json_object_get(o, "passthrough_env"), *v;
+	const char *k;
+	char line[4096];
+
+	if (!env)
+		return 0;
+	if (!json_is_object(env) || json_object_size(env) > SANDBOX_MAX_ENV) {
+		diag_error(d, "%s: %spassthrough_env: must be an object of at most %d strings", path, ctx, SANDBOX_MAX_ENV);
+		return 0;
+	}
+	json_object_foreach(env, k, v) {
+		int n = json_is_string(v) ? snprintf(line, sizeof(line), "%s=%s", k, json_string_value(v)) : -1;
+
+		if (n < 0 || n >= (int)sizeof(line) || !sandbox_env_valid(line) || strlen(line) != (size_t)n)
+			diag_error(d, "%s: %spassthrough_env.%s: must be a variable name with a string value under %zu bytes",
+				   path, ctx, k, sizeof(line));
+		else if (strv_push(out, line) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int tool_parse(struct mock_config *c, size_t i, json_t *o, struct diag *d)
 {
 	struct mock_tool_config *t = &c->tools[i];
@@ -586,6 +639,9 @@ static int tool_parse(struct mock_config *c, size_t i, json_t *o, struct diag *d
 		diag_error(d, "%s: %sfixture: must be a non-empty path string", c->path, ctx);
 	else if (!(t->fixture = path_relative_to_file(c->path, json_string_value(fx))))
 		return -ENOMEM;
+	/* Required, as the reference requires it: a missing budget must never mean "unlimited". */
+	if (!json_object_get(o, "max_requests"))
+		diag_error(d, "%s: %smax_requests: required (the tool's request budget, 1 to 100000000)", c->path, ctx);
 	config_uint(c->path, ctx, o, "max_requests", 1, 100000000, &t->max_requests, d);
 	config_uint(c->path, ctx, o, "passthrough_timeout_seconds", 1, 3600, &timeout_s, d);
 	t->passthrough_timeout_ms = (unsigned)timeout_s * 1000u;
@@ -594,6 +650,12 @@ static int tool_parse(struct mock_config *c, size_t i, json_t *o, struct diag *d
 	else if (exe && !(t->passthrough_executable = strdup(json_string_value(exe))))
 		return -ENOMEM;
 	r = tool_prefixes_parse(c->path, ctx, json_object_get(o, "passthrough_argv_prefixes"), t, d);
+	if (r == 0)
+		r = tool_paths_parse(c->path, ctx, o, "passthrough_read_paths", &t->pt_read, d);
+	if (r == 0)
+		r = tool_paths_parse(c->path, ctx, o, "passthrough_write_paths", &t->pt_write, d);
+	if (r == 0)
+		r = tool_env_parse(c->path, ctx, o, &t->pt_env, d);
 	if (r == 0 && json_object_get(o, "noise_flags")) {
 		t->has_noise_flags = true;
 		r = noise_flags_parse(c->path, ctx, json_object_get(o, "noise_flags"), &t->noise_flags, d);
@@ -648,6 +710,8 @@ static int config_parse(struct mock_config *c, json_t *root, struct diag *d)
 	c->client_timeout_ms = (unsigned)timeout_s * 1000u;
 	config_uint(c->path, "", root, "passthrough_cache_entries", 0, 1000000, &cache, d);
 	c->cache_entries = (unsigned)cache;
+	c->unknown_tool_max_requests = MOCK_DEFAULT_UNKNOWN_TOOL_BUDGET;
+	config_uint(c->path, "", root, "unknown_tool_max_requests", 1, 100000000, &c->unknown_tool_max_requests, d);
 	return config_uids_parse(c, json_object_get(root, "allowed_uids"), d);
 }
 
@@ -687,6 +751,7 @@ int mock_config_single(const char *tool, const char *fixture, struct mock_config
 	if (!c)
 		return -ENOMEM;
 	c->cache_entries = MOCK_DEFAULT_CACHE_ENTRIES;
+	c->unknown_tool_max_requests = MOCK_DEFAULT_UNKNOWN_TOOL_BUDGET;
 	c->tools = calloc(1, sizeof(*c->tools));
 	if (!c->tools) {
 		free(c);
@@ -696,6 +761,7 @@ int mock_config_single(const char *tool, const char *fixture, struct mock_config
 	c->tools[0].tool = strdup(tool);
 	c->tools[0].fixture = strdup(fixture);
 	c->tools[0].passthrough_timeout_ms = MOCK_DEFAULT_PASSTHROUGH_TIMEOUT_MS;
+	c->tools[0].max_requests = MOCK_DEFAULT_MAX_REQUESTS;
 	if (!c->tools[0].tool || !c->tools[0].fixture) {
 		mock_config_free(c);
 		return -ENOMEM;

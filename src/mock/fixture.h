@@ -22,6 +22,10 @@
 #define MOCK_MAX_NOISE_FLAGS 64
 #define MOCK_DEFAULT_PASSTHROUGH_TIMEOUT_MS 60000u
 #define MOCK_DEFAULT_CACHE_ENTRIES 256u
+/* --tool without --max-requests: a budget is never silently unlimited. */
+#define MOCK_DEFAULT_MAX_REQUESTS 1000u
+/* Calls naming a tool that is not served (127), before they get 75 instead. */
+#define MOCK_DEFAULT_UNKNOWN_TOOL_BUDGET 100u
 
 enum match_mode { MATCH_EXACT, MATCH_NORMALIZED, MATCH_SUBSET };
 
@@ -69,13 +73,16 @@ const char *match_mode_name(enum match_mode m);
 struct mock_tool_config {
 	char *tool;
 	char *fixture;           /* resolved relative to the config file */
-	unsigned long max_requests; /* 0: unlimited */
+	unsigned long max_requests; /* required in mock-config.json; never 0 once loaded */
 	struct strv *prefixes;   /* passthrough_argv_prefixes */
 	size_t nprefixes;
 	char *passthrough_executable; /* NULL: search PATH for the tool at start-up */
 	unsigned passthrough_timeout_ms;
 	bool has_noise_flags;
 	struct strv noise_flags;
+	/* The real tool's sandbox (sandbox.h): extra read-only and read-write paths, and the
+	 * "NAME=VALUE" environment it gets instead of mockd's. */
+	struct strv pt_read, pt_write, pt_env;
 };
 
 struct mock_config {
@@ -86,6 +93,7 @@ struct mock_config {
 	size_t nallowed;
 	unsigned client_timeout_ms; /* 0: the command-line or built-in default */
 	unsigned cache_entries;
+	unsigned long unknown_tool_max_requests; /* calls to tools not served, before 75 */
 };
 
 int mock_config_load(const char *path, struct diag *d, struct mock_config **ret);

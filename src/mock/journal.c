@@ -7,20 +7,50 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../lib/fd.h"
 #include "../lib/json.h"
 #include "../lib/util.h"
 
-int journal_open(struct journal *j, const char *path)
+int journal_open_mode(struct journal *j, const char *path, bool append)
 {
+	struct stat st;
+	int fd, r = 0;
+
 	j->fd = -1;
+	j->size = 0;
+	j->broken = false;
 	buf_init(&j->line, 0);
 	if (!path)
 		return 0;
-	j->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0640);
-	return j->fd < 0 ? -errno : 0;
+	/* O_NONBLOCK: opening a FIFO for writing would otherwise wait for a reader. */
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0640);
+	if (fd < 0)
+		return errno == ENXIO ? -EINVAL : -errno; /* ENXIO: a FIFO without a reader */
+	if (fstat(fd, &st) < 0)
+		r = -errno;
+	else if (!S_ISREG(st.st_mode))
+		r = -EINVAL;
+	else if (st.st_nlink > 1)
+		r = -EMLINK;
+	else if (st.st_size > 0 && !append)
+		r = -EEXIST;
+	else
+		r = fd_set_nonblock(fd, 0);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	j->fd = fd;
+	j->size = (unsigned long long)st.st_size;
+	return 0;
+}
+
+int journal_open(struct journal *j, const char *path)
+{
+	return journal_open_mode(j, path, false);
 }
 
 void journal_close(struct journal *j)
@@ -65,14 +95,25 @@ int journal_write(struct journal *j, const struct journal_entry *e)
 
 	if (j->fd < 0)
 		return 0;
+	if (j->broken)
+		return -EIO;
 	buf_reset(&j->line);
 	r = journal_format(e, &j->line);
 	if (r < 0)
 		return r;
-	/* One write: a short write to a regular file means the disk is full; report it. */
+	if (j->size + j->line.len > (j->max_bytes ? j->max_bytes : JOURNAL_DEFAULT_MAX_BYTES))
+		return -EFBIG;
+	/* One write: a short write to a regular file means the disk is full (or the file size
+	 * limit is reached). Cut the half line off again, so the next line does not run on from it. */
 	ssize_t n = write(j->fd, j->line.data, j->line.len);
 
 	if (n < 0)
 		return -errno;
-	return (size_t)n == j->line.len ? 0 : -ENOSPC;
+	if ((size_t)n != j->line.len) {
+		if (ftruncate(j->fd, (off_t)j->size) < 0)
+			j->broken = true; /* a half line stays: nothing more may be appended to it */
+		return -ENOSPC;
+	}
+	j->size += (size_t)n;
+	return 0;
 }

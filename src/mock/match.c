@@ -13,6 +13,7 @@
 #include "match.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -367,6 +368,8 @@ static int scratch_reserve(struct matcher *m, size_t n)
 
 	if (n <= m->qcap)
 		return 0;
+	if (n > SIZE_MAX / sizeof(uint32_t))
+		return -ENOMEM;
 	a = realloc(m->qids, n * sizeof(uint32_t));
 	if (a)
 		m->qids = a;
@@ -383,8 +386,10 @@ static ssize_t match_exact(struct matcher *m, const char *const *argv, size_t ar
 {
 	uint32_t rule;
 
-	if (!m->exact.n || scratch_reserve(m, argc + 1) < 0)
+	if (!m->exact.n)
 		return -1;
+	if (scratch_reserve(m, argc + 1) < 0)
+		return -ENOMEM;
 	for (size_t i = 0; i < argc; i++)
 		if (!table_get(&m->strings, argv[i], strlen(argv[i]), &m->qids[i]))
 			return -1;
@@ -472,11 +477,14 @@ ssize_t matcher_match(struct matcher *m, const char *const *argv, size_t argc, e
 		*ret_mode = MATCH_EXACT;
 		return hit;
 	}
+	/* Out of memory is not "no match": that could fall through to the real tool. */
+	if (hit < -1)
+		return hit;
 	if (!m->normalized.n && !m->nsubset)
 		return -1;
 	all_known = query_prepare(m, argv, argc, &nids, &nset);
 	if (all_known < 0)
-		return -1;
+		return all_known;
 	if (all_known && m->normalized.n) {
 		qsort(m->qids, nids, sizeof(uint32_t), cmp_u32);
 		if (table_get(&m->normalized, m->qids, nids * sizeof(uint32_t), &rule)) {
@@ -495,8 +503,13 @@ ssize_t matcher_match_normalized(struct matcher *m, const char *const *argv, siz
 	size_t nids, nset;
 	uint32_t rule;
 
-	if (!m->normalized.n || query_prepare(m, argv, argc, &nids, &nset) != 1)
+	int r;
+
+	if (!m->normalized.n)
 		return -1;
+	r = query_prepare(m, argv, argc, &nids, &nset);
+	if (r != 1)
+		return r < 0 ? r : -1;
 	qsort(m->qids, nids, sizeof(uint32_t), cmp_u32);
 	return table_get(&m->normalized, m->qids, nids * sizeof(uint32_t), &rule) ? (ssize_t)rule : -1;
 }
@@ -505,8 +518,13 @@ ssize_t matcher_match_subset(struct matcher *m, const char *const *argv, size_t 
 {
 	size_t nids, nset;
 
-	if (!m->nsubset || query_prepare(m, argv, argc, &nids, &nset) < 0)
+	int r;
+
+	if (!m->nsubset)
 		return -1;
+	r = query_prepare(m, argv, argc, &nids, &nset);
+	if (r < 0)
+		return r;
 	return match_subset_indexed(m, nset);
 }
 
@@ -514,8 +532,10 @@ ssize_t matcher_match_subset_linear(struct matcher *m, const char *const *argv, 
 {
 	size_t nids, nset;
 
-	if (query_prepare(m, argv, argc, &nids, &nset) < 0)
-		return -1;
+	int r = query_prepare(m, argv, argc, &nids, &nset);
+
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < m->f->nrules; i++)
 		if (m->f->rules[i].mode == MATCH_SUBSET && m->keys[i].n && rule_covered(m, (uint32_t)i))
 			return (ssize_t)i;

@@ -46,7 +46,9 @@ int matcher_build(const struct fixture *f, const char *const *noise, size_t nnoi
 		  struct matcher **ret);
 void matcher_free(struct matcher *m);
 
-/* The rule that answers argv, or -1. `*ret_mode` is set on a hit. */
+/* The rule that answers argv, or -1 when none does, or -ENOMEM (never reported as "no match":
+ * a caller must fail closed). `*ret_mode` is set on a hit. The other match functions below
+ * return -ENOMEM the same way. */
 ssize_t matcher_match(struct matcher *m, const char *const *argv, size_t argc, enum match_mode *ret_mode);
 /* Only the normalized stage: the normalized rule whose key is argv's sorted tokens. */
 ssize_t matcher_match_normalized(struct matcher *m, const char *const *argv, size_t argc);

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* passthrough.c: posix_spawn the real tool; pidfd + non-blocking pipes feed the event loop. */
+/* passthrough.c: fork the real tool into its sandbox; pidfd + non-blocking pipes feed the event loop. */
 #include "passthrough.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,33 +38,81 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-static int spawn_child(pid_t *ret_pid, const char *exe, char **args, int out_w, int err_w)
+/* The child's side, between fork and exec: async-signal-safe calls only. Any failure is sent
+ * back as an errno on `err_w` and the tool never runs. */
+static void child_exec(const char *exe, char **args, char **envp, const struct pt_sandbox *sb, int in, int out_w,
+		       int err_w, int report)
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t none, deflt;
-	int r;
+	sigset_t none;
+	int e;
 
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&attr);
+	setpgid(0, 0);
 	sigemptyset(&none);
-	sigfillset(&deflt);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, out_w, 1);
-	posix_spawn_file_actions_adddup2(&fa, err_w, 2);
-	/* mockd blocks signals for its signalfd; the tool must start with a clean slate. */
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &deflt);
-	posix_spawnattr_setpgroup(&attr, 0);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-	r = posix_spawn(ret_pid, exe, &fa, &attr, args, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-	return -r;
+	/* mockd blocks signals for its signalfd and ignores SIGPIPE and SIGXFSZ: clean slate. */
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (dup2(in, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0 || chdir("/") < 0)
+		goto fail;
+	if (sb && (e = pt_sandbox_enter(sb)) < 0) {
+		errno = -e;
+		goto fail;
+	}
+	/* Nothing of mockd's (journal, socket, clients, ruleset) reaches the tool: only 0-2 and the
+	 * close-on-exec report pipe survive until exec. */
+	if (report > 3)
+		close_range(3, (unsigned)report - 1, 0);
+	close_range((unsigned)report + 1, ~0U, 0);
+	execve(exe, args, envp);
+fail:
+	e = errno;
+	(void)!write(report, &e, sizeof(e));
+	_exit(127);
+}
+
+/* fork (not posix_spawn: the sandbox is entered between fork and exec); the parent learns of a
+ * failed exec or sandbox through a close-on-exec pipe, which reads EOF once exec succeeded. */
+static int spawn_child(pid_t *ret_pid, const char *exe, char **args, const struct pt_sandbox *sb, int out_w,
+		       int err_w)
+{
+	int rep[2], in, e = 0, r = 0;
+	char **envp = sb ? sb->envp : environ;
+	pid_t pid;
+	ssize_t n;
+
+	in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	if (pipe2(rep, O_CLOEXEC) < 0) {
+		r = -errno;
+		close(in);
+		return r;
+	}
+	pid = fork();
+	if (pid == 0)
+		child_exec(exe, args, envp, sb, in, out_w, err_w, rep[1]);
+	if (pid < 0)
+		r = -errno;
+	close(rep[1]);
+	close(in);
+	if (pid > 0) {
+		setpgid(pid, pid); /* also here: kill(-pid) must work even before the child ran */
+		do
+			n = read(rep[0], &e, sizeof(e));
+		while (n < 0 && errno == EINTR);
+		if (n == sizeof(e)) {
+			r = e > 0 ? -e : -EIO;
+			waitpid(pid, NULL, 0);
+		} else {
+			*ret_pid = pid;
+		}
+	}
+	close(rep[0]);
+	return r;
 }
 
 int pt_spawn(struct pt_job *job, const char *exe, const char *tool, const char *const *argv, size_t argc,
-	     unsigned timeout_ms, uint64_t now_ms)
+	     const struct pt_sandbox *sb, unsigned timeout_ms, uint64_t now_ms)
 {
 	int out[2] = { -1, -1 }, err[2] = { -1, -1 };
 	char **args = calloc(argc + 2, sizeof(*args));
@@ -87,7 +134,7 @@ int pt_spawn(struct pt_job *job, const char *exe, const char *tool, const char *
 	}
 	if ((r = fd_set_nonblock(out[0], 1)) < 0 || (r = fd_set_nonblock(err[0], 1)) < 0)
 		goto out;
-	r = spawn_child(&job->pid, exe, args, out[1], err[1]);
+	r = spawn_child(&job->pid, exe, args, sb, out[1], err[1]);
 	if (r < 0)
 		goto out;
 	job->pidfd = pidfd_open_compat(job->pid);

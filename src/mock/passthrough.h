@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "../lib/buf.h"
+#include "sandbox.h"
 #include "service.h"
 
 struct pt_job {
@@ -23,10 +24,12 @@ struct pt_job {
 	uint64_t deadline_ms;
 };
 
-/* Spawn `exe` with argv[0] = tool and the request's arguments; stdin is /dev/null, the child
- * leads a new process group. 0 or -errno. */
+/* Spawn `exe` with argv[0] = tool and the request's arguments; stdin is /dev/null, cwd is /,
+ * the child leads a new process group and inherits no fd but 0-2. With `sb` the tool runs in
+ * that sandbox with its environment (nothing of mockd's); NULL (recording mode only) keeps
+ * mockd's environment and filesystem view. 0 or -errno (the tool did not run). */
 int pt_spawn(struct pt_job *job, const char *exe, const char *tool, const char *const *argv, size_t argc,
-	     unsigned timeout_ms, uint64_t now_ms);
+	     const struct pt_sandbox *sb, unsigned timeout_ms, uint64_t now_ms);
 /* Drain a readable pipe. Over MOCK_MAX_OUTPUT_BYTES in total marks overflow and kills. */
 void pt_read(struct pt_job *job, int fd);
 /* The child exited: reap it; kill what is left of its process group so pipes reach EOF. */

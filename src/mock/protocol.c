@@ -29,17 +29,40 @@ int mock_tool_name_valid(const char *name)
 void mock_request_free(struct mock_request *req)
 {
 	free(req->argv);
-	if (req->root)
-		json_decref(req->root);
 	memset(req, 0, sizeof(*req));
+}
+
+/* Copy tool and argv out of the tree into one block: [argv pointers, NULL][tool\0][arg\0]... */
+static int request_compact(const char *tool, json_t *argv, struct mock_request *ret)
+{
+	size_t argc = json_array_size(argv), bytes = (argc + 1) * sizeof(char *) + strlen(tool) + 1;
+	const char **v;
+	char *p;
+
+	for (size_t i = 0; i < argc; i++)
+		bytes += json_string_length(json_array_get(argv, i)) + 1;
+	v = malloc(bytes);
+	if (!v)
+		return -ENOMEM;
+	p = (char *)(v + argc + 1);
+	ret->tool = p;
+	p = stpcpy(p, tool) + 1;
+	for (size_t i = 0; i < argc; i++) {
+		v[i] = p;
+		p = stpcpy(p, json_string_value(json_array_get(argv, i))) + 1;
+	}
+	v[argc] = NULL;
+	ret->argv = v;
+	ret->argc = argc;
+	ret->bytes = bytes;
+	return 0;
 }
 
 int mock_request_parse(const char *line, size_t len, struct mock_request *ret, const char **ret_why)
 {
-	struct mock_request req = { 0 };
 	json_error_t err;
-	json_t *v, *argv;
-	size_t i;
+	json_t *root, *v, *argv;
+	int r = -EINVAL;
 
 	*ret_why = "invalid request";
 	if (len >= MOCK_MAX_REQUEST_BYTES) {
@@ -47,39 +70,30 @@ int mock_request_parse(const char *line, size_t len, struct mock_request *ret, c
 		return -EINVAL;
 	}
 	/* jansson rejects invalid UTF-8 and (without JSON_ALLOW_NUL) NUL escapes. */
-	req.root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &err);
-	if (!req.root || !json_is_object(req.root))
-		goto bad;
-	v = json_object_get(req.root, "version");
+	root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &err);
+	if (!root || !json_is_object(root))
+		goto out;
+	v = json_object_get(root, "version");
 	if (!json_is_integer(v) || json_integer_value(v) != MOCK_PROTOCOL_VERSION) {
 		*ret_why = "unsupported protocol version";
-		goto bad;
+		goto out;
 	}
-	v = json_object_get(req.root, "tool");
-	argv = json_object_get(req.root, "argv");
-	if (!json_is_string(v) || !json_is_array(argv))
-		goto bad;
-	req.tool = json_string_value(v);
-	req.argc = json_array_size(argv);
-	if (req.argc > MOCK_MAX_ARGC)
-		goto bad;
-	req.argv = calloc(req.argc + 1, sizeof(*req.argv));
-	if (!req.argv)
-		goto bad;
-	for (i = 0; i < req.argc; i++) {
-		json_t *a = json_array_get(argv, i);
-
-		if (!json_is_string(a)) {
+	v = json_object_get(root, "tool");
+	argv = json_object_get(root, "argv");
+	if (!json_is_string(v) || !json_is_array(argv) || json_array_size(argv) > MOCK_MAX_ARGC)
+		goto out;
+	for (size_t i = 0; i < json_array_size(argv); i++) {
+		if (!json_is_string(json_array_get(argv, i))) {
 			*ret_why = "argv must be a list of strings";
-			goto bad;
+			goto out;
 		}
-		req.argv[i] = json_string_value(a);
 	}
-	*ret = req;
-	return 0;
-bad:
-	mock_request_free(&req);
-	return -EINVAL;
+	r = request_compact(json_string_value(v), argv, ret);
+	if (r < 0)
+		*ret_why = "out of memory";
+out:
+	json_decref(root);
+	return r;
 }
 
 int mock_response_encode(struct buf *out, int exit_code, const char *out_s, size_t out_n,

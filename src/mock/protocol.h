@@ -33,14 +33,18 @@ enum {
 	MOCK_EXIT_UNKNOWN_TOOL = 127,
 };
 
+/* A parsed request keeps only what is used: one allocation holding the argv pointer array, the
+ * tool name and the arguments. The JSON tree (which an ignored key padded with `{}` can make
+ * 80 times the size of the line) is freed before parse returns. */
 struct mock_request {
-	json_t *root;       /* owns the strings below */
-	const char *tool;
-	const char **argv;  /* argc entries, NUL-terminated strings from root */
+	const char *tool;   /* NULL: no request was read */
+	const char **argv;  /* argc entries, then NULL; owns the whole block */
 	size_t argc;
+	size_t bytes;       /* size of the block, for the server's memory account */
 };
 
-/* Parse one request line (without its '\n'). 0, or -EINVAL with a short reason in *ret_why. */
+/* Parse one request line (without its '\n'). 0, or -EINVAL with a short reason in *ret_why
+ * (-ENOMEM: out of memory). */
 int mock_request_parse(const char *line, size_t len, struct mock_request *ret, const char **ret_why);
 void mock_request_free(struct mock_request *req);
 /* True when `name` is a bare tool name: 1..64 bytes of [A-Za-z0-9._+-], not "." or "..". */

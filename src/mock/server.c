@@ -61,6 +61,7 @@ struct conn {
 	bool drain;  /* after the response: half-close and drain (see CONN_DRAIN) */
 	size_t drained;
 	bool dead; /* closed; freed after the current epoll batch, whose events may still name it */
+	size_t held; /* bytes this client holds (request, argv, tool output, response), in s->held */
 	uint64_t deadline_ms;
 	struct conn *prev, *next; /* in the timer list (READ/WRITE) or the passthrough queue */
 };
@@ -78,7 +79,11 @@ struct mock_server {
 	bool listening;
 	size_t nconns;
 	struct conn_list timers; /* sorted by deadline: every deadline is now + the same timeout */
-	struct conn_list queue;  /* passthroughs waiting for a slot */
+	struct conn_list queue;  /* passthroughs waiting for a slot (at most MOCK_MAX_PASSTHROUGH_QUEUE) */
+	size_t nqueued;
+	size_t held;             /* bytes held by all clients, at most MOCK_MAX_HELD_BYTES */
+	bool accept_paused;      /* out of fds: the listener waits until a client leaves */
+	uint64_t accept_resume_ms; /* ... or until then, if none does */
 	struct conn_list running;
 	struct conn_list dead;
 	size_t nrunning;
@@ -133,6 +138,10 @@ static struct conn_list *conn_list_of(struct mock_server *s, struct conn *c)
 static void conn_set_state(struct mock_server *s, struct conn *c, enum conn_state st, uint64_t now)
 {
 	list_remove(conn_list_of(s, c), c);
+	if (c->state == CONN_QUEUED)
+		s->nqueued--;
+	if (st == CONN_QUEUED)
+		s->nqueued++;
 	c->state = st;
 	c->deadline_ms = now + s->opts.client_timeout_ms;
 	list_push(conn_list_of(s, c), c);
@@ -153,11 +162,29 @@ static int epoll_add(struct mock_server *s, int fd, uint32_t events, struct ev_t
 
 static void listener_toggle(struct mock_server *s)
 {
-	bool want = s->nconns < s->opts.max_clients;
+	bool want = s->nconns < s->opts.max_clients && !s->accept_paused;
 	struct epoll_event ev = { .events = want ? EPOLLIN : 0, .data.ptr = &s->t_listen };
 
 	if (want != s->listening && epoll_ctl(s->epoll_fd, EPOLL_CTL_MOD, s->listen_fd, &ev) == 0)
 		s->listening = want;
+}
+
+static size_t conn_held(const struct conn *c)
+{
+	size_t n = c->in.cap + c->req.bytes + (c->owned ? c->out_len : 0);
+
+	if (c->has_job)
+		n += c->job.out.cap + c->job.err.cap;
+	return n;
+}
+
+/* Bring the server's memory account up to date with what `c` holds now. */
+static void conn_account(struct mock_server *s, struct conn *c)
+{
+	size_t now = c->dead ? 0 : conn_held(c);
+
+	s->held = s->held - c->held + now;
+	c->held = now;
 }
 
 /* Close a client and everything it holds; the struct itself is freed by conns_reap(). */
@@ -166,6 +193,8 @@ static void conn_free(struct mock_server *s, struct conn *c)
 	if (c->dead)
 		return;
 	list_remove(conn_list_of(s, c), c);
+	if (c->state == CONN_QUEUED)
+		s->nqueued--;
 	if (c->has_job) {
 		epoll_del(s, c->job.out_fd);
 		epoll_del(s, c->job.err_fd);
@@ -182,9 +211,11 @@ static void conn_free(struct mock_server *s, struct conn *c)
 	c->owned = NULL;
 	mock_request_free(&c->req);
 	c->dead = true;
+	conn_account(s, c);
 	c->state = CONN_READ;
 	list_push(&s->dead, c);
 	s->nconns--;
+	s->accept_paused = false;
 	listener_toggle(s);
 }
 
@@ -222,8 +253,7 @@ static int conn_respond(struct mock_server *s, struct conn *c, const struct wire
 			enum mock_outcome outcome, ssize_t rule, uint64_t now)
 {
 	struct journal_entry e = {
-		.ts = now_real(), .tool = c->req.root ? c->req.tool : NULL,
-		.argv = c->req.root ? c->req.argv : NULL, .argc = c->req.root ? c->req.argc : 0,
+		.ts = now_real(), .tool = c->req.tool, .argv = c->req.argv, .argc = c->req.argc,
 		.exit_code = w ? w->exit_code : MOCK_EXIT_PASSTHROUGH_FAILED, .outcome = outcome, .rule = rule,
 		.pid = c->pid, .uid = c->uid,
 	};
@@ -232,7 +262,7 @@ static int conn_respond(struct mock_server *s, struct conn *c, const struct wire
 	if (r < 0 || !w) {
 		if (r < 0)
 			srv_error(s, "journal write failed: %s", strerror(-r));
-		w = mock_service_error(s->svc, c->req.root ? c->req.tool : NULL, MOCK_EXIT_PASSTHROUGH_FAILED,
+		w = mock_service_error(s->svc, c->req.tool, MOCK_EXIT_PASSTHROUGH_FAILED,
 				       "internal error");
 		stable = false;
 		if (!w) {
@@ -253,6 +283,7 @@ static int conn_respond(struct mock_server *s, struct conn *c, const struct wire
 	}
 	c->out_len = w->len;
 	c->out_off = 0;
+	conn_account(s, c);
 	conn_set_state(s, c, CONN_WRITE, now);
 	/* Nothing more is read from a client once it is answered; EPOLLOUT is armed on demand. */
 	struct epoll_event ev = { .events = 0, .data.ptr = &c->tag };
@@ -264,7 +295,7 @@ static int conn_respond(struct mock_server *s, struct conn *c, const struct wire
 static void conn_error(struct mock_server *s, struct conn *c, int code, const char *msg, enum mock_outcome o,
 		       uint64_t now)
 {
-	const struct wire *w = mock_service_error(s->svc, c->req.root ? c->req.tool : NULL, code, msg);
+	const struct wire *w = mock_service_error(s->svc, c->req.tool, code, msg);
 
 	c->drain = o == OUTCOME_REJECTED || o == OUTCOME_BAD_REQUEST;
 	if (conn_respond(s, c, w, false, o, -1, now) == 0)
@@ -321,7 +352,12 @@ static void pt_start(struct mock_server *s, struct conn *c, uint64_t now)
 	struct mock_tool *t = c->tool;
 	int r;
 
-	r = pt_spawn(&c->job, t->exe, t->cfg->tool, c->req.argv, c->req.argc, t->cfg->passthrough_timeout_ms, now);
+	/* Fail closed: without its sandbox the real tool never runs (only recording mode opts out). */
+	if (!t->unconfined && t->sandbox.ruleset_fd < 0)
+		r = -EPERM;
+	else
+		r = pt_spawn(&c->job, t->exe, t->cfg->tool, c->req.argv, c->req.argc, t->unconfined ? NULL : &t->sandbox,
+			     t->cfg->passthrough_timeout_ms, now);
 	if (r < 0) {
 		srv_error(s, "passthrough %s: spawn failed: %s", t->exe, strerror(-r));
 		conn_error(s, c, MOCK_EXIT_PASSTHROUGH_UNAVAILABLE, "service unavailable", OUTCOME_PASSTHROUGH, now);
@@ -337,6 +373,8 @@ static void pt_start(struct mock_server *s, struct conn *c, uint64_t now)
 		c->job.timed_out = true; /* reported as a failure once it is reaped */
 	}
 	list_remove(conn_list_of(s, c), c);
+	if (c->state == CONN_QUEUED)
+		s->nqueued--;
 	c->state = CONN_RUNNING;
 	list_push(&s->running, c);
 	s->nrunning++;
@@ -353,7 +391,6 @@ static void pt_finish(struct mock_server *s, struct conn *c, uint64_t now)
 	struct wire w = { 0 };
 	struct buf out, err;
 	bool cacheable;
-	struct epoll_event ev = { .events = 0, .data.ptr = &c->tag };
 	int r;
 
 	buf_init(&out, 0);
@@ -371,7 +408,6 @@ static void pt_finish(struct mock_server *s, struct conn *c, uint64_t now)
 	s->nrunning--;
 	c->state = CONN_READ; /* transient: conn_respond moves it to WRITE */
 	list_push(&s->timers, c);
-	epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, c->fd, &ev);
 	r = conn_respond(s, c, &w, false, OUTCOME_PASSTHROUGH, -1, now);
 	if (r == 0 && cacheable && w.data)
 		mock_service_cache_put(s->svc, c->tool, c->req.argv, c->req.argc, &w);
@@ -392,8 +428,41 @@ static void pt_event(struct mock_server *s, struct ev_tag *tag, uint64_t now)
 		pt_reap(&c->job);
 	else
 		pt_read(&c->job, tag->kind == EV_PT_OUT ? c->job.out_fd : c->job.err_fd);
+	conn_account(s, c);
 	if (pt_done(&c->job))
 		pt_finish(s, c, now);
+}
+
+/* A passthrough waits for one of MOCK_MAX_PASSTHROUGH_JOBS slots in a queue bounded in length
+ * (MOCK_MAX_PASSTHROUGH_QUEUE) and in time (the client timeout); past either it gets 69. While
+ * it waits or runs, only a hang-up of its client is watched (EPOLLHUP needs no event bit). */
+static void pt_enqueue(struct mock_server *s, struct conn *c, uint64_t now)
+{
+	struct epoll_event ev = { .events = 0, .data.ptr = &c->tag };
+
+	if (s->nrunning >= MOCK_MAX_PASSTHROUGH_JOBS && s->nqueued >= MOCK_MAX_PASSTHROUGH_QUEUE) {
+		conn_error(s, c, MOCK_EXIT_PASSTHROUGH_UNAVAILABLE, "service unavailable", OUTCOME_BUSY, now);
+		return;
+	}
+	epoll_ctl(s->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev);
+	conn_set_state(s, c, CONN_QUEUED, now);
+	pt_queue_drain(s, now);
+}
+
+/* The client of a queued or running passthrough hung up: stop the tool, journal it, forget it. */
+static void conn_gone(struct mock_server *s, struct conn *c, uint64_t now)
+{
+	struct journal_entry e = {
+		.ts = now_real(), .tool = c->req.tool, .argv = c->req.argv, .argc = c->req.argc,
+		.exit_code = MOCK_EXIT_PASSTHROUGH_FAILED, .outcome = OUTCOME_CLIENT_GONE, .rule = -1,
+		.pid = c->pid, .uid = c->uid,
+	};
+	int r = journal_write(s->journal, &e);
+
+	if (r < 0)
+		srv_error(s, "journal write failed: %s", strerror(-r));
+	conn_free(s, c);
+	pt_queue_drain(s, now);
 }
 
 static void conn_dispatch(struct mock_server *s, struct conn *c, uint64_t now)
@@ -401,13 +470,22 @@ static void conn_dispatch(struct mock_server *s, struct conn *c, uint64_t now)
 	struct mock_decision dec;
 	const char *why;
 	char *nl = memchr(c->in.data, '\n', c->in.len);
+	int r;
 
-	if (mock_request_parse(c->in.data, (size_t)(nl - c->in.data), &c->req, &why) < 0) {
+	r = mock_request_parse(c->in.data, (size_t)(nl - c->in.data), &c->req, &why);
+	/* Only the decoded argv is kept: the request line goes now. */
+	buf_free(&c->in);
+	conn_account(s, c);
+	if (r == -ENOMEM) {
+		conn_error(s, c, MOCK_EXIT_PASSTHROUGH_FAILED, "internal error", OUTCOME_ERROR, now);
+		return;
+	}
+	if (r < 0) {
 		conn_error(s, c, MOCK_EXIT_BAD_REQUEST, why, OUTCOME_BAD_REQUEST, now);
 		return;
 	}
 	if (mock_service_decide(s->svc, &c->req, &dec) < 0) {
-		conn_error(s, c, MOCK_EXIT_PASSTHROUGH_FAILED, "internal error", dec.outcome, now);
+		conn_error(s, c, MOCK_EXIT_PASSTHROUGH_FAILED, "internal error", OUTCOME_ERROR, now);
 		return;
 	}
 	if (dec.w) {
@@ -420,12 +498,7 @@ static void conn_dispatch(struct mock_server *s, struct conn *c, uint64_t now)
 		return;
 	}
 	c->tool = dec.tool;
-	/* The client waits silently while the tool runs; it is not watched meanwhile. */
-	epoll_del(s, c->fd);
-	list_remove(&s->timers, c);
-	c->state = CONN_QUEUED;
-	list_push(&s->queue, c);
-	pt_queue_drain(s, now);
+	pt_enqueue(s, c, now);
 }
 
 static void conn_read(struct mock_server *s, struct conn *c, uint64_t now)
@@ -433,11 +506,18 @@ static void conn_read(struct mock_server *s, struct conn *c, uint64_t now)
 	for (;;) {
 		ssize_t n;
 
+		/* Every client's bytes count against one cap: past it, calls are turned away (69)
+		 * instead of the daemon growing until the OOM killer ends every call. */
+		if (c->in.len + 4096 >= c->in.cap && s->held + c->in.cap + 4096 > MOCK_MAX_HELD_BYTES) {
+			conn_error(s, c, MOCK_EXIT_PASSTHROUGH_UNAVAILABLE, "service unavailable", OUTCOME_BUSY, now);
+			return;
+		}
 		/* Room for the longest valid line plus one byte, to tell "too long" from "complete". */
 		if (buf_reserve(&c->in, 4096) < 0) {
 			conn_error(s, c, MOCK_EXIT_BAD_REQUEST, "invalid request size", OUTCOME_BAD_REQUEST, now);
 			return;
 		}
+		conn_account(s, c);
 		n = recv(c->fd, c->in.data + c->in.len, c->in.cap - c->in.len - 1, MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -518,9 +598,16 @@ static void conn_accept(struct mock_server *s, uint64_t now)
 		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
-			/* EAGAIN: drained. EMFILE/ENFILE: retry when a client leaves. */
-			if (errno == EINTR || errno == ECONNABORTED)
+			int e = errno;
+
+			if (e == EINTR || e == ECONNABORTED)
 				continue;
+			/* Out of fds anyway (ENFILE, or fds held elsewhere): stop listening until a
+			 * client leaves, rather than wake up on the same pending connection forever. */
+			if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
+				s->accept_paused = true;
+				s->accept_resume_ms = now + 100;
+			}
 			break;
 		}
 		conn_accept_one(s, fd, now);
@@ -538,6 +625,8 @@ static void conn_event(struct mock_server *s, struct conn *c, uint32_t events, u
 		conn_write(s, c);
 	else if (c->state == CONN_DRAIN)
 		conn_drain(s, c);
+	else if ((c->state == CONN_QUEUED || c->state == CONN_RUNNING) && (events & (EPOLLHUP | EPOLLERR)))
+		conn_gone(s, c, now);
 }
 
 /* Expire clients and passthroughs past their deadlines; return ms until the next one (-1: none). */
@@ -555,6 +644,17 @@ static int timers_run(struct mock_server *s, uint64_t now)
 	}
 	if (s->timers.head)
 		next = s->timers.head->deadline_ms;
+	if (s->accept_paused && s->accept_resume_ms <= now) {
+		s->accept_paused = false;
+		listener_toggle(s);
+	}
+	if (s->accept_paused && s->accept_resume_ms < next)
+		next = s->accept_resume_ms;
+	/* The queue is FIFO with one timeout, so sorted by deadline too. */
+	while (s->queue.head && s->queue.head->deadline_ms <= now)
+		conn_error(s, s->queue.head, MOCK_EXIT_PASSTHROUGH_UNAVAILABLE, "service unavailable", OUTCOME_BUSY, now);
+	if (s->queue.head && s->queue.head->deadline_ms < next)
+		next = s->queue.head->deadline_ms;
 	for (struct conn *c = s->running.head, *n; c; c = n) {
 		n = c->next;
 		if (c->job.deadline_ms <= now && !c->job.timed_out) {
@@ -588,16 +688,24 @@ static int socket_prepare_path(const char *path, struct sockaddr_un *sa, struct 
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
 	strcpy(sa->sun_path, path);
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : (diag_error(d, "%s: %s", path, strerror(errno)), -errno);
+	if (lstat(path, &st) < 0) {
+		r = -errno; /* saved first: diag_error allocates, and may change errno */
+		if (r == -ENOENT)
+			return 0;
+		diag_error(d, "%s: %s", path, strerror(-r));
+		return r;
+	}
 	if (!S_ISSOCK(st.st_mode)) {
 		diag_error(d, "%s: exists and is not a socket; refusing to replace it", path);
 		return -EEXIST;
 	}
 	/* A socket file nobody listens on is left over from a crash: replace it. */
 	probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (probe < 0)
-		return -errno;
+	if (probe < 0) {
+		r = -errno;
+		diag_error(d, "%s: socket: %s", path, strerror(-r));
+		return r;
+	}
 	r = connect(probe, (struct sockaddr *)sa, sizeof(*sa));
 	close(probe);
 	if (r == 0) {
@@ -605,8 +713,9 @@ static int socket_prepare_path(const char *path, struct sockaddr_un *sa, struct 
 		return -EADDRINUSE;
 	}
 	if (unlink(path) < 0 && errno != ENOENT) {
-		diag_error(d, "%s: cannot remove stale socket: %s", path, strerror(errno));
-		return -errno;
+		r = -errno;
+		diag_error(d, "%s: cannot remove stale socket: %s", path, strerror(-r));
+		return r;
 	}
 	return 0;
 }
@@ -633,8 +742,11 @@ static int socket_bind(struct mock_server *s, struct diag *d)
 		diag_error(d, "%s: bind: %s", path, strerror(-r));
 		return r;
 	}
-	if (lstat(path, &st) < 0)
-		return -errno;
+	if (lstat(path, &st) < 0) {
+		r = -errno;
+		diag_error(d, "%s: %s", path, strerror(-r));
+		return r;
+	}
 	s->sock_dev = st.st_dev;
 	s->sock_ino = st.st_ino;
 	if ((s->opts.socket_gid != (gid_t)-1 && chown(path, (uid_t)-1, s->opts.socket_gid) < 0) ||
@@ -646,20 +758,38 @@ static int socket_bind(struct mock_server *s, struct diag *d)
 	}
 	if (listen(s->listen_fd, SOMAXCONN) < 0) {
 		r = -errno;
+		diag_error(d, "%s: listen: %s", path, strerror(-r));
 		unlink(path);
 		return r;
 	}
 	return 0;
 }
 
-static void raise_fd_limit(void)
+/* fds mockd needs besides its clients: listener, epoll, signalfd, journal, stdio, and three
+ * per running passthrough (two pipes and a pidfd), with room for a spawn's transient ones. */
+#define SERVER_RESERVED_FDS (16u + 4u * MOCK_MAX_PASSTHROUGH_JOBS)
+
+/* Raise the soft fd limit to the hard one, then serve no more clients than fds allow: a client
+ * past the limit would make accept() fail with EMFILE on every wake-up, a busy loop. */
+static unsigned fit_clients_to_fd_limit(unsigned max_clients, struct diag *d)
 {
 	struct rlimit rl;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return max_clients;
+	if (rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			getrlimit(RLIMIT_NOFILE, &rl);
 	}
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)max_clients + SERVER_RESERVED_FDS) {
+		unsigned fit = rl.rlim_cur > SERVER_RESERVED_FDS + 1 ? (unsigned)(rl.rlim_cur - SERVER_RESERVED_FDS) : 1;
+
+		diag_warn(d, "the fd limit (%llu) allows %u clients at once, not %u", (unsigned long long)rl.rlim_cur,
+			     fit, max_clients);
+		return fit;
+	}
+	return max_clients;
 }
 
 int mock_server_bind(const struct mock_server_opts *opts, struct diag *d, struct mock_server **ret)
@@ -672,7 +802,7 @@ int mock_server_bind(const struct mock_server_opts *opts, struct diag *d, struct
 		return -ENOMEM;
 	s->opts = *opts;
 	s->listen_fd = s->epoll_fd = s->signal_fd = -1;
-	raise_fd_limit();
+	s->opts.max_clients = fit_clients_to_fd_limit(opts->max_clients, d);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
@@ -685,6 +815,8 @@ int mock_server_bind(const struct mock_server_opts *opts, struct diag *d, struct
 	signal(SIGINT, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
+	/* A journal at the file size limit must fail the call (70), not kill the daemon. */
+	signal(SIGXFSZ, SIG_IGN);
 	s->signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	if (s->signal_fd < 0 || s->epoll_fd < 0) {
@@ -770,8 +902,9 @@ int mock_server_run(struct mock_server *s, struct mock_service *svc, struct jour
 		uint64_t now = now_mono_ms();
 
 		if (n < 0 && errno != EINTR) {
-			diag_error(d, "epoll_wait: %s", strerror(errno));
-			return -errno;
+			r = -errno;
+			diag_error(d, "epoll_wait: %s", strerror(-r));
+			return r;
 		}
 		for (int i = 0; i < n; i++) {
 			struct ev_tag *tag = evs[i].data.ptr;

@@ -14,6 +14,11 @@
 #define MOCK_DEFAULT_CLIENT_TIMEOUT_MS 10000u
 #define MOCK_DEFAULT_MAX_CLIENTS 4096u
 #define MOCK_MAX_PASSTHROUGH_JOBS 16u
+/* Passthroughs waiting for a slot; more are answered 69 at once. */
+#define MOCK_MAX_PASSTHROUGH_QUEUE 64u
+/* Bytes all clients may hold at once (request buffers, decoded argvs, tool output, responses);
+ * a call that would go past it is answered 69. */
+#define MOCK_MAX_HELD_BYTES (64u * 1024 * 1024)
 
 struct mock_server_opts {
 	const char *socket_path;

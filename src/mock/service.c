@@ -23,7 +23,8 @@ const char *mock_outcome_name(enum mock_outcome o)
 		[OUTCOME_CACHED] = "cached",     [OUTCOME_DEFAULT] = "default",
 		[OUTCOME_UNMOCKED] = "unmocked", [OUTCOME_BUDGET] = "budget",
 		[OUTCOME_REJECTED] = "rejected", [OUTCOME_UNKNOWN_TOOL] = "unknown_tool",
-		[OUTCOME_BAD_REQUEST] = "bad_request",
+		[OUTCOME_BAD_REQUEST] = "bad_request", [OUTCOME_BUSY] = "busy",
+		[OUTCOME_CLIENT_GONE] = "client_gone", [OUTCOME_ERROR] = "error",
 	};
 
 	return (size_t)o < sizeof(names) / sizeof(names[0]) ? names[o] : "?";
@@ -77,6 +78,7 @@ int mock_tool_init(struct mock_tool *t, struct mock_tool_config *cfg, struct fix
 	size_t nnoise = mock_default_noise_count;
 	int r;
 
+	t->sandbox.ruleset_fd = -1;
 	t->cfg = cfg;
 	t->fixture = f;
 	/* The tool config's noise flags win over the fixture's, which win over the default. */
@@ -122,6 +124,7 @@ void mock_tool_fini(struct mock_tool *t)
 	matcher_free(t->matcher);
 	fixture_free(t->fixture);
 	free(t->exe);
+	pt_sandbox_free(&t->sandbox);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -207,10 +210,44 @@ void mock_service_free(struct mock_service *s)
 	free(s);
 }
 
+int mock_service_confine(struct mock_service *s, const char *const *protect, size_t nprotect, struct diag *d)
+{
+	size_t n = 0;
+	const char **all = calloc(s->ntools + nprotect + 1, sizeof(*all));
+	int r = 0;
+
+	if (!all)
+		return -ENOMEM;
+	/* What the tool must never reach: every fixture, the config, and the caller's list. */
+	for (size_t i = 0; i < s->ntools; i++)
+		all[n++] = s->tools[i].cfg->fixture;
+	if (s->cfg->path)
+		all[n++] = s->cfg->path;
+	for (size_t i = 0; i < nprotect; i++)
+		all[n++] = protect[i];
+	for (size_t i = 0; i < s->ntools && r == 0; i++) {
+		struct mock_tool *t = &s->tools[i];
+		struct pt_sandbox_spec spec = { .exe = t->exe, .read = &t->cfg->pt_read, .write = &t->cfg->pt_write,
+						.env = &t->cfg->pt_env, .protect = all, .nprotect = n };
+
+		if (!t->exe || t->unconfined)
+			continue;
+		pt_sandbox_free(&t->sandbox);
+		r = pt_sandbox_build(&spec, d, &t->sandbox);
+		if (r < 0)
+			diag_error(d, "%s: the real tool's sandbox cannot be built, so passthrough is refused", t->cfg->tool);
+	}
+	free(all);
+	return r;
+}
+
 const struct wire *mock_service_error(struct mock_service *s, const char *tool, int exit_code, const char *msg)
 {
 	char text[256];
-	int n = snprintf(text, sizeof(text), "%s: %s\n", tool && *tool ? tool : "error", msg);
+	/* "TOOL: message", as a real CLI says it; without a tool (the request was never read) the
+	 * bare message: no real CLI prints an "error:" prefix. */
+	int n = tool && *tool ? snprintf(text, sizeof(text), "%s: %s\n", tool, msg)
+			      : snprintf(text, sizeof(text), "%s\n", msg);
 
 	if (n < 0 || n >= (int)sizeof(text))
 		n = (int)sizeof(text) - 1;
@@ -327,6 +364,8 @@ enum mock_outcome mock_tool_classify(struct mock_tool *t, const char *const *arg
 	if (t->record)
 		return OUTCOME_PASSTHROUGH;
 	rule = matcher_match(t->matcher, argv, argc, &mode);
+	if (rule < -1)
+		return OUTCOME_ERROR; /* out of memory: fail closed, never on to passthrough */
 	if (rule >= 0) {
 		*ret_rule = rule;
 		return mode == MATCH_EXACT ? OUTCOME_EXACT : mode == MATCH_NORMALIZED ? OUTCOME_NORMALIZED : OUTCOME_SUBSET;
@@ -350,13 +389,22 @@ int mock_service_decide(struct mock_service *s, const struct mock_request *req, 
 	ssize_t rule;
 
 	*ret = (struct mock_decision){ .rule = -1, .tool = t };
+	if (!t && s->unknown_served >= s->cfg->unknown_tool_max_requests) {
+		ret->outcome = OUTCOME_BUDGET;
+		ret->w = mock_service_error(s, mock_tool_name_valid(req->tool) ? req->tool : NULL, MOCK_EXIT_BUDGET,
+					    "request budget exhausted");
+		return ret->w ? 0 : -ENOMEM;
+	}
 	if (!t) {
+		s->unknown_served++;
 		ret->w = mock_service_error(s, mock_tool_name_valid(req->tool) ? req->tool : NULL,
 					    MOCK_EXIT_UNKNOWN_TOOL, "command not found");
 		ret->outcome = OUTCOME_UNKNOWN_TOOL;
 		return ret->w ? 0 : -ENOMEM;
 	}
-	if (t->cfg->max_requests && t->served >= t->cfg->max_requests)
+	/* max_requests is never 0 once loaded; a 0 left by a caller's own config is no budget at
+	 * all, so nothing is served (fail closed) rather than everything. */
+	if (t->served >= t->cfg->max_requests)
 		return decide_error(s, ret, OUTCOME_BUDGET, MOCK_EXIT_BUDGET, "request budget exhausted");
 	t->served++;
 	ret->outcome = mock_tool_classify(t, req->argv, req->argc, &rule);
@@ -380,6 +428,8 @@ int mock_service_decide(struct mock_service *s, const struct mock_request *req, 
 	case OUTCOME_DEFAULT:
 		ret->w = &t->default_wire;
 		return 0;
+	case OUTCOME_ERROR:
+		return decide_error(s, ret, OUTCOME_ERROR, MOCK_EXIT_PASSTHROUGH_FAILED, "internal error");
 	default:
 		return decide_error(s, ret, OUTCOME_UNMOCKED, MOCK_EXIT_UNMOCKED, "this command is not available");
 	}

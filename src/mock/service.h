@@ -14,6 +14,7 @@
 #include "fixture.h"
 #include "match.h"
 #include "protocol.h"
+#include "sandbox.h"
 
 enum mock_outcome {
 	OUTCOME_EXACT,
@@ -27,6 +28,10 @@ enum mock_outcome {
 	OUTCOME_REJECTED,
 	OUTCOME_UNKNOWN_TOOL,
 	OUTCOME_BAD_REQUEST,
+	OUTCOME_BUSY,        /* 69: the passthrough queue is full, its wait expired, or memory is short */
+	OUTCOME_CLIENT_GONE, /* the client hung up before its answer (a queued or running passthrough) */
+	OUTCOME_ERROR,       /* 70: an internal error, e.g. out of memory while matching: fail closed */
+	OUTCOME__COUNT,
 };
 const char *mock_outcome_name(enum mock_outcome o);
 
@@ -53,12 +58,18 @@ struct mock_tool {
 	struct cache_entry *cache; /* most recently used first */
 	size_t ncache;
 	bool record;            /* recording mode: every call goes to the real tool */
+	/* The real tool's sandbox (sandbox.h), built by mock_service_confine(); a passthrough is
+	 * refused (69) while there is none, unless `unconfined` (recording mode, the operator's own
+	 * tool) says to run it with mockd's view and environment. */
+	struct pt_sandbox sandbox;
+	bool unconfined;
 };
 
 struct mock_service {
 	struct mock_config *cfg;
 	struct mock_tool *tools;
 	size_t ntools;
+	unsigned long unknown_served; /* calls to tools not served, against cfg->unknown_tool_max_requests */
 	struct buf scratch; /* for responses made on the fly */
 	struct wire scratch_wire;
 };
@@ -75,6 +86,10 @@ int mock_service_load(struct mock_config *cfg, const char *self_exe, struct diag
 int mock_service_single(struct mock_config *cfg, struct fixture *f, const char *self_exe, struct diag *d,
 			struct mock_service **ret);
 void mock_service_free(struct mock_service *s);
+/* Build every passthrough tool's sandbox while the paths can still be opened (before a drop).
+ * No granted path may contain a fixture, the config or one of `protect` (journal, socket, ...).
+ * 0, or -errno with the reason in `d`. */
+int mock_service_confine(struct mock_service *s, const char *const *protect, size_t nprotect, struct diag *d);
 
 struct mock_decision {
 	enum mock_outcome outcome;

@@ -1,15 +1,21 @@
 /* SPDX-License-Identifier: MIT */
-/* reap.c: process-group stop and uid sweep over /proc. */
+/* reap.c: process-group stop, the uid sweep over /proc (threads included, stop before kill, two
+ * empty scans to finish, a hard deadline), and the cgroup v2 kill (see reap.h). Nothing here
+ * forks or changes identity: a helper running as the agent's uid could be SIGSTOPped by the
+ * agent and freeze the teardown. */
 #include "reap.h"
 
 #include <dirent.h>
-#include <grp.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,11 +23,8 @@
 #include "../lib/util.h"
 
 #define REAP_POLL_MS 5
-
-static int setgroups_empty(void)
-{
-	return setgroups(0, NULL);
-}
+#define REAP_SETTLE_MS 20      /* after a KILL pass, how long to wait for the killed to vanish */
+#define REAP_FINAL_SCAN_MS 500 /* the last scan, for the report, may run this far past the deadline */
 
 static void sleep_ms(unsigned ms)
 {
@@ -44,94 +47,238 @@ int reap_pgroup(pid_t pgid, unsigned grace_ms)
 	return 0;
 }
 
-/* Does /proc/<pid>/status show `uid` in any uid slot, and is the process not a zombie? */
-static bool pid_has_uid(const char *pid, uid_t uid)
+/* "Threads:" of a status text, or 0 when absent (then the task directory decides). */
+static unsigned status_threads(const char *text)
 {
-	char path[64], line[256];
-	bool match = false, zombie = false;
-	FILE *f;
+	const char *t = strstr(text, "\nThreads:\t");
 
-	snprintf(path, sizeof(path), "/proc/%s/status", pid);
-	if (!(f = fopen(path, "re")))
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned u[4];
-
-		if (!strncmp(line, "State:", 6))
-			zombie = strchr(line, 'Z') || strchr(line, 'X');
-		else if (!strncmp(line, "Uid:", 4) && sscanf(line + 4, "%u %u %u %u", &u[0], &u[1], &u[2], &u[3]) == 4)
-			match = u[0] == uid || u[1] == uid || u[2] == uid || u[3] == uid;
-	}
-	fclose(f);
-	return match && !zombie;
+	return t ? (unsigned)strtoul(t + 10, NULL, 10) : 0;
 }
 
-/* Signal every live process of `uid`; returns how many there were. Records them in ret. */
-static size_t sweep(uid_t uid, int sig, struct reap_result *ret)
+int reap_status_parse(const char *text, uid_t uid, char *ret_state, bool *ret_match)
 {
-	DIR *d = opendir("/proc");
+	const char *st = strstr(text, "\nState:\t"), *u = strstr(text, "\nUid:\t");
+	unsigned v[4];
+
+	if (!st || !u || sscanf(u + 6, "%u %u %u %u", &v[0], &v[1], &v[2], &v[3]) != 4 || !st[8])
+		return -EINVAL;
+	*ret_state = st[8];
+	*ret_match = v[0] == uid || v[1] == uid || v[2] == uid || v[3] == uid;
+	return 0;
+}
+
+/* State letter of /proc/<dir>/status when `uid` is in a uid slot; '\0' when not, or gone.
+ * *ret_threads: its Threads count (0: not shown). */
+static char status_state(int dfd, const char *rel, uid_t uid, unsigned *ret_threads)
+{
+	char text[REAP_STATUS_MAX_BYTES + 2] = "\n";
+	int fd = openat(dfd, rel, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+	bool match;
+	char state;
+
+	if (fd < 0)
+		return '\0';
+	n = read(fd, text + 1, REAP_STATUS_MAX_BYTES);
+	close(fd);
+	if (n <= 0)
+		return '\0';
+	text[n + 1] = '\0';
+	*ret_threads = status_threads(text);
+	return reap_status_parse(text, uid, &state, &match) == 0 && match ? state : '\0';
+}
+
+static bool state_dead(char s)
+{
+	return s == 'Z' || s == 'X' || s == '\0';
+}
+
+/* The state of process `pid` if it is live and has `uid`: its leader's, or when the leader has
+ * exited (a zombie leader with live threads), the first live thread's. '\0' otherwise. */
+static char process_state(int procfd, const char *pid, uid_t uid)
+{
+	char rel[300], s; /* d_name is at most 255 bytes */
+	unsigned threads;
+	DIR *d;
+	struct dirent *e;
+	int tfd;
+
+	snprintf(rel, sizeof(rel), "%s/status", pid);
+	s = status_state(procfd, rel, uid, &threads);
+	/* A zombie whose Threads count is 1 is only its exited leader: nothing left to look at. */
+	if (!state_dead(s) || s == '\0' || threads == 1)
+		return state_dead(s) ? '\0' : s;
+	snprintf(rel, sizeof(rel), "%s/task", pid);
+	if ((tfd = openat(procfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 || !(d = fdopendir(tfd))) {
+		if (tfd >= 0)
+			close(tfd);
+		return '\0';
+	}
+	s = '\0';
+	while (state_dead(s) && (e = readdir(d))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' || !strcmp(e->d_name, pid))
+			continue;
+		snprintf(rel, sizeof(rel), "%s/status", e->d_name);
+		s = status_state(dirfd(d), rel, uid, &threads);
+	}
+	closedir(d);
+	return state_dead(s) ? '\0' : s;
+}
+
+enum scan_mode { SCAN_COUNT, SCAN_SIGNAL, SCAN_STOP };
+
+struct scan {
+	uid_t uid;
+	enum scan_mode mode;
+	int sig;                      /* SCAN_SIGNAL */
+	const struct reap_cgroup *cg; /* SCAN_SIGNAL: move each one found in first, when set */
+	struct reap_result *res;      /* survivors recorded here when set */
+	uint64_t end;                 /* stop scanning at this time (0: never); the scan is then
+				       * incomplete and counts one more, so it never says "none" */
+	uint8_t *killed;              /* bitmap of pids sent SIGKILL (may be NULL): a dying process
+				       * is not stopped again, which would only wait for its exit */
+};
+
+#define REAP_PID_LIMIT (1u << 22) /* PID_MAX_LIMIT on 64-bit Linux */
+
+static bool killed_test(const uint8_t *map, pid_t pid)
+{
+	return map && (unsigned)pid < REAP_PID_LIMIT && (map[(unsigned)pid / 8] & (1u << ((unsigned)pid % 8)));
+}
+
+static void killed_set(uint8_t *map, pid_t pid)
+{
+	if (map && (unsigned)pid < REAP_PID_LIMIT)
+		map[(unsigned)pid / 8] |= (uint8_t)(1u << ((unsigned)pid % 8));
+}
+
+/* One pass over /proc. SCAN_STOP counts (and SIGSTOPs) only those not yet stopped. */
+static size_t scan(const struct scan *s)
+{
+	int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = procfd >= 0 ? fdopendir(procfd) : NULL;
 	struct dirent *e;
 	size_t n = 0;
 
-	if (!d)
-		return 0;
-	ret->nsurvivors = 0;
-	while ((e = readdir(d))) {
+	if (!d) {
+		if (procfd >= 0)
+			close(procfd);
+		return 1; /* cannot look: never report "none" (fail closed) */
+	}
+	if (s->res)
+		s->res->nsurvivors = 0;
+	for (unsigned i = 1; (e = readdir(d)); i++) {
 		pid_t pid;
+		char st;
 
+		if (s->end && !(i % 64) && now_mono_ms() > s->end) {
+			n++; /* cut short: fail closed */
+			break;
+		}
 		if (e->d_name[0] < '1' || e->d_name[0] > '9' || (pid = (pid_t)atoi(e->d_name)) == getpid() ||
-		    !pid_has_uid(e->d_name, uid))
+		    !(st = process_state(dirfd(d), e->d_name, s->uid)))
 			continue;
-		kill(pid, sig);
-		if (ret->nsurvivors < REAP_MAX_SURVIVORS)
-			ret->survivors[ret->nsurvivors++] = pid;
+		if (s->mode == SCAN_STOP) {
+			if (st == 'T' || st == 't' || killed_test(s->killed, pid))
+				continue;
+			kill(pid, SIGSTOP);
+		} else if (s->mode == SCAN_SIGNAL) {
+			if (s->cg && s->cg->dirfd >= 0)
+				reap_cgroup_add(s->cg, pid);
+			kill(pid, s->sig);
+			if (s->sig == SIGKILL)
+				killed_set(s->killed, pid);
+		}
+		if (s->res && s->res->nsurvivors < REAP_MAX_SURVIVORS)
+			s->res->survivors[s->res->nsurvivors++] = pid;
 		n++;
 	}
 	closedir(d);
 	return n;
 }
 
-/* A helper that becomes `uid` and sends kill(-1, SIGKILL): the kernel signals every process
- * that uid may signal, in one step, including ones forked after our scan. */
-static void kill_as_uid(uid_t uid)
-{
-	pid_t pid = fork();
-	int st;
-
-	if (pid == 0) {
-		if (setresgid(65534, 65534, 65534) == 0 && setgroups_empty() == 0 && setresuid(uid, uid, uid) == 0)
-			kill(-1, SIGKILL);
-		_exit(0);
-	}
-	if (pid > 0)
-		waitpid(pid, &st, 0);
-}
-
 size_t reap_count_uid(uid_t uid)
 {
-	struct reap_result r;
+	struct scan s = { .uid = uid, .mode = SCAN_COUNT };
 
-	return sweep(uid, 0, &r);
+	return scan(&s);
+}
+
+/* Stop everything (a stopped process cannot fork), then kill everything. Returns how many the
+ * KILL pass found. */
+static size_t stop_then_kill(uid_t uid, const struct reap_cgroup *cg, uint64_t end, uint8_t *killed)
+{
+	struct scan stop = { .uid = uid, .mode = SCAN_STOP, .end = end, .killed = killed };
+	struct scan kil = { .uid = uid, .mode = SCAN_SIGNAL, .sig = SIGKILL, .cg = cg, .end = end, .killed = killed };
+
+	for (int i = 0; i < REAP_STOP_ROUNDS && now_mono_ms() < end && scan(&stop); i++)
+		sched_yield();
+	if (cg->dirfd >= 0) {
+		size_t left;
+
+		reap_cgroup_kill(cg, 0, &left);
+	}
+	return scan(&kil);
+}
+
+static void sweep_cgroup_open(struct reap_cgroup *cg, uint64_t start)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "proctor-reap-%d-%llu", (int)getpid(), (unsigned long long)start);
+	if (reap_cgroup_create(name, cg) < 0)
+		cg->dirfd = -1;
 }
 
 int reap_uid(uid_t uid, unsigned grace_ms, unsigned deadline_ms, struct reap_result *ret)
 {
-	uint64_t start = now_mono_ms();
-	size_t n;
+	uint64_t start = now_mono_ms(), end = start + deadline_ms;
+	uint64_t grace_end = start + (grace_ms < deadline_ms ? grace_ms : deadline_ms);
+	struct reap_cgroup cg = { .dirfd = -1 };
+	struct scan term = { .uid = uid, .mode = SCAN_SIGNAL, .sig = SIGTERM, .res = ret, .end = end };
+	struct scan count = { .uid = uid, .mode = SCAN_COUNT, .res = ret, .end = end };
+	unsigned clean = 0;
+	size_t n = 0;
+	uint8_t *killed;
 
 	memset(ret, 0, sizeof(*ret));
 	if (uid == 0 || uid == getuid())
 		return -EINVAL; /* never sweep ourselves or root */
-	ret->signalled = sweep(uid, SIGTERM, ret);
-	while (now_mono_ms() - start < grace_ms && sweep(uid, 0, ret))
+	killed = calloc(REAP_PID_LIMIT / 8, 1); /* NULL only costs time */
+	ret->signalled = scan(&term);
+	n = 1;
+	while (now_mono_ms() < grace_end && (n = scan(&count)))
 		sleep_ms(REAP_POLL_MS);
-	do {
-		kill_as_uid(uid);
-		n = sweep(uid, SIGKILL, ret);
-		if (n)
-			sleep_ms(REAP_POLL_MS);
-	} while (n && now_mono_ms() - start < deadline_ms);
-	n = sweep(uid, 0, ret);
+	clean = !n; /* all gone within the grace: that scan was the first empty one */
+	while (clean < 2 && now_mono_ms() < end) {
+		if (clean) { /* one empty scan behind us: a second one ends the sweep */
+			clean = (n = scan(&count)) ? 0 : 2;
+			continue;
+		}
+		/* Moving a process between cgroups is slow (about 0.5 ms): only once a pass has left
+		 * something behind, i.e. something forks faster than the scan. */
+		if (cg.dirfd < 0 && ret->passes)
+			sweep_cgroup_open(&cg, start);
+		ret->passes++;
+		if ((n = stop_then_kill(uid, &cg, end, killed)) && cg.dirfd >= 0)
+			ret->cgroup_used = true;
+		ret->signalled = n > ret->signalled ? n : ret->signalled;
+		for (uint64_t settle = now_mono_ms() + REAP_SETTLE_MS; (n = scan(&count)) && now_mono_ms() < settle;)
+			sleep_ms(1);
+		clean = n ? 0 : 1;
+	}
+	if (clean < 2) {
+		count.end = now_mono_ms() + REAP_FINAL_SCAN_MS; /* the report's scan, past the deadline if need be */
+		n = scan(&count);
+	}
+	ret->timed_out = n && now_mono_ms() >= end;
+	if (cg.dirfd >= 0) {
+		size_t left;
+
+		reap_cgroup_kill(&cg, 0, &left);
+		reap_cgroup_destroy(&cg);
+	}
+	free(killed);
 	return n ? -EBUSY : 0;
 }
 
@@ -143,4 +290,115 @@ bool reap_pidns_available(void)
 	if (pid == 0)
 		_exit(unshare(CLONE_NEWPID) == 0 ? 0 : 1);
 	return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* ---- cgroup v2 ---- */
+
+int reap_cgroup_root(char *ret, size_t size)
+{
+	static const char *const roots[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		struct statfs sf;
+
+		if (statfs(roots[i], &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC &&
+		    (size_t)snprintf(ret, size, "%s", roots[i]) < size)
+			return 0;
+	}
+	return -EOPNOTSUPP;
+}
+
+int reap_cgroup_create(const char *name, struct reap_cgroup *ret)
+{
+	struct reap_cgroup cg;
+	char root[128];
+	int r, fd;
+
+	if (!name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return -EINVAL;
+	if ((r = reap_cgroup_root(root, sizeof(root))) < 0)
+		return r;
+	if ((size_t)snprintf(cg.path, sizeof(cg.path), "%s/%s", root, name) >= sizeof(cg.path))
+		return -ENAMETOOLONG;
+	if (mkdir(cg.path, 0755) < 0)
+		return -errno;
+	fd = open(cg.path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || faccessat(fd, "cgroup.kill", W_OK, 0) < 0) {
+		r = fd < 0 ? -errno : -EOPNOTSUPP; /* cgroup.kill came with Linux 5.14 */
+		if (fd >= 0)
+			close(fd);
+		rmdir(cg.path);
+		return r;
+	}
+	cg.dirfd = fd;
+	*ret = cg;
+	return 0;
+}
+
+static int cg_write(const struct reap_cgroup *cg, const char *file, const char *text)
+{
+	int fd = openat(cg->dirfd, file, O_WRONLY | O_CLOEXEC), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, strlen(text)) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+int reap_cgroup_add(const struct reap_cgroup *cg, pid_t pid)
+{
+	char text[32];
+
+	if (cg->dirfd < 0)
+		return -EBADF;
+	snprintf(text, sizeof(text), "%d", pid ? (int)pid : (int)getpid());
+	return cg_write(cg, "cgroup.procs", text);
+}
+
+/* Processes listed in cgroup.procs, or SIZE_MAX when it cannot be read (fail closed). */
+static size_t cg_count(const struct reap_cgroup *cg)
+{
+	char b[4096];
+	int fd = openat(cg->dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	size_t n = 0;
+	ssize_t k;
+
+	if (fd < 0)
+		return (size_t)-1;
+	while ((k = read(fd, b, sizeof(b))) > 0)
+		for (ssize_t i = 0; i < k; i++)
+			n += b[i] == '\n';
+	close(fd);
+	return k < 0 ? (size_t)-1 : n;
+}
+
+int reap_cgroup_kill(const struct reap_cgroup *cg, unsigned deadline_ms, size_t *ret_left)
+{
+	uint64_t end = now_mono_ms() + deadline_ms;
+	int r;
+
+	*ret_left = (size_t)-1;
+	if (cg->dirfd < 0)
+		return -EBADF;
+	if ((r = cg_write(cg, "cgroup.kill", "1")) < 0)
+		return r;
+	while ((*ret_left = cg_count(cg)) && now_mono_ms() < end)
+		sleep_ms(1);
+	return *ret_left ? -EBUSY : 0;
+}
+
+int reap_cgroup_destroy(struct reap_cgroup *cg)
+{
+	int r = 0;
+
+	if (cg->dirfd < 0)
+		return 0;
+	/* The last process can leave cgroup.procs a moment before the cgroup may be removed. */
+	for (int i = 0; i < 100 && (r = rmdir(cg->path) < 0 ? -errno : 0) == -EBUSY; i++)
+		sleep_ms(1);
+	close(cg->dirfd);
+	cg->dirfd = -1;
+	return r;
 }

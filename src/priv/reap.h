@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* reap.h: teardown that fails closed: stop the agent's process group, then sweep every process
- * with the agent uid in any uid slot until none is left or the deadline passes; and the pid
- * namespace path, where the agent's tree runs under a small init so teardown is one kill. */
+/* reap.h: teardown that fails closed and that the agent cannot stop: stop the agent's process
+ * group, then sweep every process with the agent uid in any uid slot (threads included) until
+ * two scans in a row find none or the deadline passes; and a cgroup v2 kill, where the host has
+ * one, for a tree started inside a cgroup of its own. Everything runs in the caller's process
+ * (root): nothing on this path runs as, or can be signalled by, the agent. */
 #ifndef PROCTOR_PRIV_REAP_H
 #define PROCTOR_PRIV_REAP_H
 
@@ -10,24 +12,61 @@
 #include <sys/types.h>
 
 #define REAP_MAX_SURVIVORS 64
+#define REAP_STATUS_MAX_BYTES 1024 /* of /proc/PID/status: State and Uid come in the first lines */
+#define REAP_STOP_ROUNDS 50        /* SIGSTOP scans before the KILL pass goes ahead regardless */
 
 struct reap_result {
 	size_t signalled; /* processes found and signalled */
 	size_t nsurvivors;
 	pid_t survivors[REAP_MAX_SURVIVORS];
+	/* added after 0.1: */
+	unsigned passes;  /* stop-and-kill passes */
+	bool timed_out;   /* the deadline ended the sweep (survivors are listed) */
+	bool cgroup_used; /* found processes were moved into a cgroup v2 and killed with cgroup.kill */
 };
 
-/* SIGTERM the group, wait up to grace_ms for it to go, then SIGKILL it. 0, or -ESRCH when the
- * group did not exist. */
+/* SIGTERM the group, wait up to grace_ms for it to go, then SIGKILL it. 0, or -errno (-ESRCH
+ * when the group did not exist). */
 int reap_pgroup(pid_t pgid, unsigned grace_ms);
-/* Every live (non-zombie) process whose real, effective, saved or fs uid is `uid`: SIGTERM,
- * grace_ms to leave, then SIGKILL passes until none is left or deadline_ms has passed. The KILL
- * pass also sends kill(-1, SIGKILL) from a helper running as `uid`, which reaches processes
- * forked while we scan. Fills *ret; 0 when none survived, -EBUSY when some did (fail closed). */
+/* Every live process whose real, effective, saved or fs uid is `uid` (a process whose main
+ * thread exited but another runs counts as live): SIGTERM, up to grace_ms to leave, then passes
+ * of SIGSTOP until every one found is stopped (so none can fork), SIGKILL to all, until two scans
+ * in a row find none. Where cgroup v2 with cgroup.kill exists and a pass left something behind,
+ * each one found is also moved into a cgroup of the sweep's own, whose kill reaches children
+ * forked after the scan. Never takes
+ * longer than deadline_ms plus half a second (the last scan, which
+ * gives the report; a scan cut short counts as finding one, so it never reports "none"). Fills *ret; 0 when none survived, -EBUSY when some did
+ * (fail closed), -EINVAL for uid 0 or the caller's uid. */
 int reap_uid(uid_t uid, unsigned grace_ms, unsigned deadline_ms, struct reap_result *ret);
-/* Processes with `uid` in any uid slot, now (zombies excluded). */
+/* Processes with `uid` in any uid slot, now (zombies excluded, live threads of a zombie leader
+ * included). */
 size_t reap_count_uid(uid_t uid);
+/* From a /proc/PID/status text (starting with a newline): the State letter, and whether `uid`
+ * is in any of the four Uid slots. 0, or -EINVAL when either line is missing or malformed. */
+int reap_status_parse(const char *text, uid_t uid, char *ret_state, bool *ret_match);
 /* Whether this host lets us create a pid namespace (so teardown can be one kill). */
 bool reap_pidns_available(void);
+
+/* A cgroup v2 of our own, for `proctor run`: create it before forking the agent's tree, put the
+ * first process in with reap_cgroup_add() while it is still root (the agent cannot move itself
+ * out: cgroup.procs above it is root's), and at teardown reap_cgroup_kill() ends every process
+ * in it, including ones forked during the kill; then reap_cgroup_destroy(). */
+struct reap_cgroup {
+	int dirfd; /* O_PATH|O_DIRECTORY on the cgroup, -1 when none */
+	char path[256];
+};
+/* The cgroup v2 mount that has cgroup.kill (/sys/fs/cgroup, or /sys/fs/cgroup/unified on a
+ * hybrid host), in ret (size bytes). 0 or -EOPNOTSUPP. */
+int reap_cgroup_root(char *ret, size_t size);
+/* mkdir ROOT/name (name: one path component); *ret is written only on success. 0, -EOPNOTSUPP (no cgroup v2 with cgroup.kill),
+ * -EINVAL (a bad name), or -errno (-EEXIST when it exists). */
+int reap_cgroup_create(const char *name, struct reap_cgroup *ret);
+/* Move process `pid` (0: the caller) and all its threads into the cgroup. 0 or -errno. */
+int reap_cgroup_add(const struct reap_cgroup *cg, pid_t pid);
+/* Kill every process in the cgroup (cgroup.kill) and wait until it is empty or deadline_ms has
+ * passed. 0, or -EBUSY with *ret_left processes still in it. */
+int reap_cgroup_kill(const struct reap_cgroup *cg, unsigned deadline_ms, size_t *ret_left);
+/* Remove the cgroup (it must be empty) and close it; a no-op on one never created. 0 or -errno. */
+int reap_cgroup_destroy(struct reap_cgroup *cg);
 
 #endif

@@ -131,7 +131,8 @@ static int take_slot(struct run *r)
 {
 	const struct task *t = &r->t;
 	struct reap_result rr;
-	int err = rundir_take_slot(t->agent_uid, t->slots, &r->slot, &r->slot_fd);
+	const unsigned ids[RUN_SLOT_IDS] = { t->agent_uid, t->agent_gid, t->mockd_uid, t->rpc_gid };
+	int err = rundir_take_slot(ids, t->slots, &r->slot, r->slot_fds);
 
 	if (err < 0) {
 		run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "no identity slot: %s",
@@ -315,7 +316,7 @@ static int build_bundles(struct run *r)
 
 static int arm_guard(struct run *r)
 {
-	char *marker, *settings, *ws, *denials;
+	char *marker, *settings, *ws, *tmp, *home, *denials;
 	json_t *cfg = NULL;
 	struct buf b;
 	int err = -ENOMEM, fd;
@@ -327,16 +328,19 @@ static int arm_guard(struct run *r)
 	marker = run_path(r, "guard/marker.json");
 	settings = run_path(r, "guard/settings.json");
 	ws = run_path(r, "workspace");
+	tmp = run_path(r, "tmp");
+	home = run_path(r, "home");
 	denials = run_path(r, "logs/guard-denials.jsonl");
 	buf_init(&b, 0);
-	if (marker && settings && ws && denials) {
+	if (marker && settings && ws && tmp && home && denials) {
 		/* Agent-writable (the hook runs as the agent), so it is counted but never trusted. */
 		fd = run_open_log(r, "logs/guard-denials.jsonl", 0600, r->uid, r->gid);
 		err = fd < 0 ? fd : 0;
 		if (fd >= 0)
 			close(fd);
 		if (err == 0)
-			err = guard_marker_write(marker, ws, r->t.timeout_s + 3600, denials);
+			err = guard_marker_write_roots(marker, (const char *const[]){ ws, tmp, home }, 3,
+						       r->t.timeout_s + 3600, denials);
 		if (err == 0 && !(cfg = guard_hook_config((enum harness)r->t.guard_harness, r->self, marker)))
 			err = -ENOMEM;
 		if (err == 0 && (err = json_dump_buf(cfg, JSON_INDENT(2), &b)) == 0)
@@ -356,6 +360,8 @@ static int arm_guard(struct run *r)
 	free(marker);
 	free(settings);
 	free(ws);
+	free(tmp);
+	free(home);
 	free(denials);
 	return err;
 }
@@ -429,11 +435,17 @@ static json_t *probe_paths(struct run *r)
 	return a;
 }
 
-static void record_probes(struct run *r, json_t *probes)
+static void record_probes(struct run *r, json_t *probes, size_t asked)
 {
 	size_t i, refused = 0;
 	json_t *p;
 
+	/* Every path asked about must have an answer: a short list proves nothing. */
+	if (json_array_size(probes) != asked) {
+		run_layer(r, "fixtures_private", "failed", "the worker answered %zu of %zu probes", json_array_size(probes),
+			  asked);
+		return;
+	}
 	json_array_foreach(probes, i, p) {
 		if (!json_is_string(json_object_get(p, "error"))) {
 			run_layer(r, "fixtures_private", "failed", "the agent's uid could open %s",
@@ -497,7 +509,7 @@ static void record_identity(struct run *r, json_t *res, const struct identity *o
 		run_layer(r, "non_dumpable", "enforced", "the worker cannot be traced or read by the agent's uid");
 	else
 		run_layer(r, "non_dumpable", "failed", "the worker is dumpable");
-	record_probes(r, json_object_get(res, "probes"));
+	record_probes(r, json_object_get(res, "probes"), r->nprobes);
 }
 
 static bool layer_failed(const struct run *r)
@@ -515,7 +527,7 @@ static int hello(struct run *r)
 {
 	struct identity_expect e;
 	struct identity outside;
-	json_t *groups = json_array(), *params, *resp = NULL, *res;
+	json_t *groups = json_array(), *params, *resp = NULL, *res, *probes;
 	char *report = NULL;
 	size_t bad;
 	int err;
@@ -523,8 +535,10 @@ static int hello(struct run *r)
 	expect_for(r, &e);
 	for (size_t i = 0; i < e.nwant_groups; i++)
 		json_array_append_new(groups, json_integer(e.want_groups[i]));
+	probes = probe_paths(r);
+	r->nprobes = json_array_size(probes);
 	params = json_pack("{s:{s:i,s:i,s:o},s:o}", "expect", "uid", (int)r->uid, "gid", (int)r->gid, "groups", groups,
-			   "probe_unreadable", probe_paths(r));
+			   "probe_unreadable", probes);
 	if ((err = run_call(r, "hello", params, RUN_HELLO_MS, &resp)) < 0) {
 		run_worker_lost(r, err, "hello");
 		return err;
@@ -791,6 +805,10 @@ static int turn_record(struct run *r, int turn, json_t *resp, uint64_t started)
 	if (type && !strcmp(type, "turn_timeout")) {
 		json_t *dresp = NULL;
 
+		/* Discarded: nothing of it carries over, except a session it started when there was none
+		 * yet (the agent's transcript exists; the next turn resumes it). */
+		if (!r->session_id && json_is_string(json_object_get(res, "session_id")))
+			r->session_id = strdup(json_string_value(json_object_get(res, "session_id")));
 		json_object_set_new(rec, "discarded", json_true());
 		if (run_call(r, "discard_pending_turn", json_pack("{s:i}", "turn", turn), RUN_STOP_MS, &dresp) < 0)
 			run_worker_lost(r, -ETIMEDOUT, "discard_pending_turn");
@@ -952,8 +970,10 @@ static void check_after(struct run *r)
 	    unlinkat(r->dfd, "sock/mock.sock", 0) < 0)
 		teardown_error(r, "sock/mock.sock could not be removed: %s", strerror(errno));
 	r->socket_removed = faccessat(r->dfd, "sock/mock.sock", F_OK, AT_SYMLINK_NOFOLLOW) < 0;
-	if (r->marker_sha[0] && (rundir_hash_file(r->dfd, "guard/marker.json", sum, NULL) < 0 || strcmp(sum, r->marker_sha)))
+	if (r->marker_sha[0] && (rundir_hash_file(r->dfd, "guard/marker.json", sum, NULL) < 0 || strcmp(sum, r->marker_sha))) {
 		teardown_error(r, "the guard's marker changed during the run");
+		r->guard_disarmed = true;
+	}
 	for (size_t i = 0; i < r->nmanifests; i++) {
 		json_t *b = json_array_get(r->bundles, i);
 		struct bundle_drift drift;
@@ -1180,15 +1200,16 @@ static void run_free(struct run *r)
 		close(r->events_fd);
 	if (r->stderr_fd >= 0)
 		close(r->stderr_fd);
-	if (r->slot_fd >= 0)
-		close(r->slot_fd); /* releases the slot */
+	for (int i = 0; i < RUN_SLOT_IDS; i++)
+		if (r->slot_fds[i] >= 0)
+			close(r->slot_fds[i]); /* releases the slot */
 	if (r->dfd >= 0)
 		close(r->dfd);
 }
 
 int run_task(const struct run_opts *o, struct diag *ret_diag, char **ret_dir)
 {
-	struct run r = { .o = o, .dfd = -1, .slot_fd = -1, .mockd_pidfd = -1, .mockd_status = -1, .sock = -1,
+	struct run r = { .o = o, .dfd = -1, .slot_fds = { -1, -1, -1, -1 }, .mockd_pidfd = -1, .mockd_status = -1, .sock = -1,
 			 .worker_pidfd = -1,
 			 .events_fd = -1, .stderr_fd = -1, .left_behind = -1 };
 	sigset_t stop, old;

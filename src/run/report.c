@@ -10,6 +10,7 @@
 
 #include "../lib/fd.h"
 #include "../lib/json.h"
+#include "../lib/util.h"
 #include "../mock/analyze.h"
 #include "../mock/fixture.h"
 #include "../mock/service.h"
@@ -170,11 +171,23 @@ int report_json(const char *dir, struct diag *d, json_t **ret)
 	return *ret ? 0 : -ENOMEM;
 }
 
+/* Every string in the report may come from the agent (argv, tool names, its error text, file
+ * names): shown escaped, so it cannot move the cursor, start an escape sequence or forge a line
+ * of the report. A ring of buffers: a printf takes several at once. */
+static const char *esc(const char *s)
+{
+	static char ring[16][2048];
+	static unsigned next;
+	char *e = s ? str_escape(s) : NULL, *out = ring[next++ % 16];
+
+	snprintf(out, sizeof(ring[0]), "%s", e ? e : s ? "(unprintable)" : "-");
+	free(e);
+	return out;
+}
+
 static const char *str(const json_t *o, const char *k)
 {
-	const char *s = json_string_value(json_object_get(o, k));
-
-	return s ? s : "-";
+	return esc(json_string_value(json_object_get(o, k)));
 }
 
 static long long num(const json_t *o, const char *k)
@@ -210,7 +223,7 @@ static void text_layers(const json_t *res, struct buf *out)
 
 	buf_printf(out, "\nisolation (each layer checked, not assumed)\n");
 	json_object_foreach(json_object_get(res, "isolation"), k, v)
-		buf_printf(out, "  %-9s %-17s %s\n", str(v, "state"), k, str(v, "detail"));
+		buf_printf(out, "  %-9s %-17s %s\n", str(v, "state"), esc(k), str(v, "detail"));
 	if (!json_object_size(json_object_get(res, "isolation")))
 		buf_printf(out, "  none set up (the run stopped before the agent's sandbox)\n");
 }
@@ -227,9 +240,9 @@ static void text_mocks(const json_t *rep, struct buf *out)
 	buf_printf(out, "\nmock calls %lld (journal written by mockd, not the agent)\n", num(m, "calls"));
 	by = json_object_get(m, "by_tool");
 	json_object_foreach((json_t *)by, tool, counts) {
-		buf_printf(out, "  %-10s", tool);
+		buf_printf(out, "  %-10s", esc(tool));
 		json_object_foreach(counts, o, n)
-			buf_printf(out, " %s %lld", o, (long long)json_integer_value(n));
+			buf_printf(out, " %s %lld", esc(o), (long long)json_integer_value(n));
 		buf_printf(out, "\n");
 	}
 	json_array_foreach(json_object_get(rep, "defaulted"), i, d) {
@@ -238,7 +251,7 @@ static void text_mocks(const json_t *rep, struct buf *out)
 
 		buf_printf(out, "  fell through (%s):", str(d, "outcome"));
 		json_array_foreach(json_object_get(d, "argv"), k, a)
-			buf_printf(out, " %s", json_string_value(a));
+			buf_printf(out, " %s", esc(json_string_value(a)));
 		buf_printf(out, "\n");
 		json_array_foreach(json_object_get(d, "near"), k, near)
 			buf_printf(out, "      nearest rule #%lld: %zu tokens missing, %zu extra\n", num(near, "rule"),
@@ -250,7 +263,7 @@ static void text_mocks(const json_t *rep, struct buf *out)
 	json_object_foreach(json_object_get(rep, "unused_rules"), tool, counts) {
 		json_t *x;
 
-		buf_printf(out, "  unused rules of %s:", tool);
+		buf_printf(out, "  unused rules of %s:", esc(tool));
 		json_array_foreach(counts, i, x)
 			buf_printf(out, " #%lld", (long long)json_integer_value(x));
 		buf_printf(out, "%s\n", json_array_size(counts) ? "" : " none");
@@ -276,7 +289,7 @@ static void text_rest(const json_t *res, struct buf *out)
 		if (!json_array_size(json_object_get(p, "leaked_into")))
 			buf_printf(out, "not in the workspace\n");
 		json_array_foreach(json_object_get(p, "leaked_into"), k, e)
-			buf_printf(out, "%sLEAKED into %s", k ? ", " : "", json_string_value(e));
+			buf_printf(out, "%sLEAKED into %s", k ? ", " : "", esc(json_string_value(e)));
 		if (json_array_size(json_object_get(p, "leaked_into")))
 			buf_printf(out, "\n");
 	}
@@ -288,7 +301,7 @@ static void text_rest(const json_t *res, struct buf *out)
 		   left, json_array_size(json_object_get(td, "survivors")),
 		   json_is_true(json_object_get(td, "socket_removed")) ? ", socket removed" : ", SOCKET LEFT");
 	json_array_foreach(json_object_get(td, "errors"), i, e)
-		buf_printf(out, "  error: %s\n", json_string_value(e));
+		buf_printf(out, "  error: %s\n", esc(json_string_value(e)));
 }
 
 int report_text(const json_t *rep, struct buf *out)

@@ -157,7 +157,7 @@ static json_t *guard_json(struct run *r)
 	lines = each_line(r, "logs/guard-denials.jsonl", RUN_MAX_DENIAL_LOG_BYTES, NULL, NULL, &bad);
 	j = json_pack("{s:s,s:s?,s:s?,s:I,s:b,s:b}", "harness", harness_name((enum harness)r->t.guard_harness), "marker",
 		      marker, "settings", settings, "denials", (json_int_t)(lines < 0 ? 0 : lines), "denials_verified", 0,
-		      "disarmed", 0);
+		      "disarmed", r->guard_disarmed);
 	free(marker);
 	free(settings);
 	return j;

@@ -52,7 +52,7 @@ struct run {
 	int dfd;
 	char self[PATH_MAX], shim[PATH_MAX];
 	unsigned slot;
-	int slot_fd;
+	int slot_fds[4];          /* the slot's id locks (RUN_SLOT_IDS) */
 	bool slot_taken;
 	uid_t uid, muid;
 	gid_t gid, rgid;
@@ -78,6 +78,8 @@ struct run {
 	int next_id;
 	bool worker_gone, stop_sent;
 	json_t *hello;            /* the worker's hello result */
+	size_t nprobes;           /* paths the worker was asked to fail to open */
+	bool guard_disarmed;
 	/* the agent's view, as absolute paths */
 	char *ws_path, *home_path, *tmp_path, *guard_settings, *guard_marker;
 	struct strv plugin_dirs;

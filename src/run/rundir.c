@@ -353,27 +353,63 @@ int rundir_find_private(int ws_fd, struct private_file *priv, size_t npriv, int 
 	return 0;
 }
 
-static int try_slots(uid_t base, unsigned slots, unsigned *ret_slot, int *ret_fd)
+static int lock_id(unsigned id, int *ret_fd)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/id-%u.lock", RUN_LOCK_DIR, id);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		close(fd);
+		return -EBUSY;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+/* All the slot's ids, or none. */
+static int lock_slot(const unsigned base[RUN_SLOT_IDS], unsigned k, int fds[RUN_SLOT_IDS])
+{
+	int err = 0;
+
+	for (int i = 0; i < RUN_SLOT_IDS; i++)
+		fds[i] = -1;
+	for (int i = 0; i < RUN_SLOT_IDS && err == 0; i++) {
+		bool dup = false;
+
+		for (int j = 0; j < i; j++)
+			dup |= base[j] + k == base[i] + k;
+		if (!dup)
+			err = lock_id(base[i] + k, &fds[i]);
+	}
+	if (err < 0)
+		for (int i = 0; i < RUN_SLOT_IDS; i++)
+			if (fds[i] >= 0) {
+				close(fds[i]);
+				fds[i] = -1;
+			}
+	return err;
+}
+
+static int try_slots(const unsigned base[RUN_SLOT_IDS], unsigned slots, unsigned *ret_slot, int fds[RUN_SLOT_IDS])
 {
 	for (unsigned k = 0; k < slots; k++) {
-		char path[128];
-		int fd;
+		int err = lock_slot(base, k, fds);
 
-		snprintf(path, sizeof(path), "%s/slot-%u.lock", RUN_LOCK_DIR, (unsigned)base + k);
-		fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0)
-			return -errno;
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+		if (err == 0) {
 			*ret_slot = k;
-			*ret_fd = fd;
 			return 0;
 		}
-		close(fd);
+		if (err != -EBUSY)
+			return err;
 	}
 	return -EBUSY;
 }
 
-int rundir_take_slot(uid_t base, unsigned slots, unsigned *ret_slot, int *ret_fd)
+int rundir_take_slot(const unsigned base[RUN_SLOT_IDS], unsigned slots, unsigned *ret_slot, int ret_fds[RUN_SLOT_IDS])
 {
 	uint64_t end = now_mono_ms() + RUN_SLOT_WAIT_MS;
 	struct stat st;
@@ -385,7 +421,7 @@ int rundir_take_slot(uid_t base, unsigned slots, unsigned *ret_slot, int *ret_fd
 		return -errno;
 	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 0022))
 		return -EPERM; /* not ours: someone else could take or fake the locks */
-	while ((r = try_slots(base, slots, ret_slot, ret_fd)) == -EBUSY && now_mono_ms() < end) {
+	while ((r = try_slots(base, slots, ret_slot, ret_fds)) == -EBUSY && now_mono_ms() < end) {
 		struct timespec ts = { 0, 100 * 1000000L };
 
 		nanosleep(&ts, NULL);

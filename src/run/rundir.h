@@ -45,9 +45,12 @@ int rundir_find_private(int ws_fd, struct private_file *priv, size_t npriv, int 
 /* SHA-256 of a file, opened without following a final link. */
 int rundir_hash_file(int dirfd, const char *name, char out[65], off_t *ret_size);
 
-/* Take one of `slots` identity slots: an exclusive flock on RUN_LOCK_DIR/slot-<base+k>.lock,
- * waiting up to RUN_SLOT_WAIT_MS. *ret_slot = k, *ret_fd the lock (close it to release).
- * -EBUSY when every slot stayed taken. */
-int rundir_take_slot(uid_t base, unsigned slots, unsigned *ret_slot, int *ret_fd);
+#define RUN_SLOT_IDS 4
+/* Take one of `slots` identity slots: slot k uses every id in `base` plus k (the agent's uid and
+ * gid, mockd's uid, the rpc gid), and holds an exclusive flock on RUN_LOCK_DIR/id-<N>.lock for
+ * each distinct one, so two runs never share an id whatever their tasks say. Waits up to
+ * RUN_SLOT_WAIT_MS. *ret_slot = k, ret_fds the locks (-1 for duplicates; close them to
+ * release). -EBUSY when every slot stayed taken. */
+int rundir_take_slot(const unsigned base[RUN_SLOT_IDS], unsigned slots, unsigned *ret_slot, int ret_fds[RUN_SLOT_IDS]);
 
 #endif

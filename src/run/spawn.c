@@ -280,7 +280,8 @@ static noreturn void holder_main(struct run *r, struct drop_opts *o, int sock, i
 
 	run_child_signals();
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (unshare(CLONE_NEWPID | CLONE_NEWNS) < 0) {
+	/* SysV IPC objects die with the namespace too: none outlives the run or reaches another. */
+	if (unshare(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC) < 0) {
 		msg[2] = errno;
 		own_proc = false;
 		if (unshare(CLONE_NEWPID) < 0) {

@@ -15,7 +15,7 @@
 #define WORKER_DRAIN_MS 200       /* output still read after a turn's process exits */
 #define WORKER_KILL_GRACE_MS 1000 /* TERM to KILL when a turn is stopped */
 #define WORKER_END_GRACE_MS 5000  /* a process that stays after its end-of-turn event */
-#define WORKER_MAX_PROBES 64
+#define WORKER_MAX_PROBES 1024
 #define WORKER_NONCE_ENV "PROCTOR_WORKER_NONCE"
 
 /* Serve the orchestrator on `sock` until `stop` or end of file. 0 after a clean stop; -errno

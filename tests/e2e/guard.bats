@@ -28,7 +28,7 @@ payload() { # payload TOOL INPUT_JSON
   "hooks": {
     "PreToolUse": [
       {
-        "matcher": "Write|Edit|MultiEdit|NotebookEdit|Bash",
+        "matcher": "*",
         "hooks": [
           {
             "type": "command",
@@ -85,7 +85,7 @@ payload() { # payload TOOL INPUT_JSON
 	[ "$status" -eq 0 ]
 	run json_get 'list(d[0]), list(d[0]["hooks"]), [e["matcher"] for e in d[0]["hooks"]["PreToolUse"]], d[0]["env"]' \
 		<<<"$(tr -d '\n' <"$W/.claude/settings.local.json")"
-	[ "$output" = "(['model', 'hooks', 'env'], ['PostToolUse', 'PreToolUse'], ['Bash', 'Write|Edit|MultiEdit|NotebookEdit|Bash'], {'A': '1'})" ]
+	[ "$output" = "(['model', 'hooks', 'env'], ['PostToolUse', 'PreToolUse'], ['Bash', '*'], {'A': '1'})" ]
 	run "$PROCTOR" guard install --harness claude-code --root "$W"
 	[ "$status" -eq 1 ]
 	echo "$output" | grep -q "already installed"
@@ -156,15 +156,64 @@ payload() { # payload TOOL INPUT_JSON
 	[ "$output" = '{"decision":"block","reason":"proctor guard: Bash: git push: network operations are not allowed"}' ]
 }
 
-@test "guard hook: an unarmed marker (absent, inactive or expired) allows; unreadable payloads are denied" {
-	run bash -c "echo '$(payload Write '{"file_path":"/etc/x"}')' | '$PROCTOR' guard hook --harness claude-code '$T/absent.json'"
-	[ "$status" -eq 0 ] && [ -z "$output" ]
+@test "guard hook: fails closed on an absent, malformed or expired marker; inactive allows; unreadable payloads are denied" {
+	run bash -c "echo '$(payload Bash '{"command":"ls"}')' | '$PROCTOR' guard hook --harness claude-code '$T/absent.json'"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -q "marker $T/absent.json is missing; the guard fails closed"
 	mkdir -p "$(dirname "$M")"
+	echo 'garbage' >"$M"
+	run bash -c "echo '$(payload Bash '{"command":"ls"}')' | '$PROCTOR' guard hook --harness claude-code '$M'"
+	echo "$output" | grep -q "is unreadable or malformed"
 	printf '{"active":true,"allowedRoots":["%s"],"expiresAt":"2001-01-01T00:00:00.000Z","denialLogPath":null}' "$W" >"$M"
+	run bash -c "echo '$(payload Bash '{"command":"ls"}')' | '$PROCTOR' guard hook --harness claude-code '$M'"
+	echo "$output" | grep -q "expired at 2001-01-01T00:00:00Z while the hook is still installed"
+	printf '{"active":false,"allowedRoots":["%s"],"expiresAt":"2001-01-01T00:00:00.000Z","denialLogPath":null}' "$W" >"$M"
 	run bash -c "echo '$(payload Write '{"file_path":"/etc/x"}')' | '$PROCTOR' guard hook --harness claude-code '$M'"
-	[ -z "$output" ]
+	[ "$status" -eq 0 ] && [ -z "$output" ]
 	printf '{"active":true,"allowedRoots":["%s"],"expiresAt":"2999-01-01T00:00:00.000Z","denialLogPath":null}' "$W" >"$M"
 	run bash -c "echo 'not json' | '$PROCTOR' guard hook --harness claude-code '$M'"
 	[ "$status" -eq 0 ]
 	echo "$output" | grep -q "unreadable hook payload"
+}
+
+@test "guard: every subcommand has --help; an unknown --harness or a missing marker in hook is a usage error" {
+	for sub in install teardown status hook; do
+		run "$PROCTOR" guard "$sub" --help
+		[ "$status" -eq 0 ]
+		echo "$output" | grep -q "usage: proctor guard install"
+	done
+	run bash -c "echo '{}' | '$PROCTOR' guard hook --harness cursor '$M'"
+	[ "$status" -eq 2 ]
+	echo "$output" | grep -q -- "--harness: 'cursor' is not claude-code or codex"
+	run bash -c "echo '{}' | '$PROCTOR' guard hook --harness codex"
+	[ "$status" -eq 2 ]
+	echo "$output" | grep -q "give the marker path"
+}
+
+@test "guard teardown: a delete that fails is reported, exits non-zero, and keeps the marker" {
+	"$PROCTOR" guard install --harness claude-code --root "$W" >/dev/null
+	rm "$W/.claude/settings.local.json"
+	mkdir -p "$W/.claude/settings.local.json/keep" # unlink now fails (EISDIR), even for root
+	run "$PROCTOR" guard teardown "$W"
+	[ "$status" -eq 1 ]
+	echo "$output" | grep -q "$W/.claude/settings.local.json: cannot remove: Is a directory"
+	echo "$output" | grep -q "teardown of $W incomplete"
+	[ -e "$M" ]
+	rm -r "$W/.claude/settings.local.json"
+	run "$PROCTOR" guard teardown "$W"
+	[ "$status" -eq 0 ]
+	[ ! -e "$M" ]
+}
+
+@test "guard hook as the agent (uid 2000): the agent cannot tear the guard down or reach the network" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to run as uid 2000"
+	"$PROCTOR" guard install --harness claude-code --root "$W" >/dev/null
+	chown -R 2000:2000 "$W"
+	for cmd in "proctor guard teardown $W" "rm -rf .claude" "git clean -fdx" "git -c alias.x=push x" "npm i left-pad" \
+		"echo '{\"disableAllHooks\":true}' > .claude/settings.json" "mv .claude .old"; do
+		p=$(payload Bash "$(python3 -c 'import json,sys; print(json.dumps({"command": sys.argv[1]}))' "$cmd")")
+		run bash -c "$(printf '%q ' "$PROCTOR" drop --uid 2000 --gid 2000 --clear-groups -- "$PROCTOR" guard hook --harness claude-code "$M") <<<$(printf '%q' "$p")"
+		echo "$cmd -> $output"
+		echo "$output" | grep -q '"permissionDecision":"deny"'
+	done
 }

@@ -22,6 +22,9 @@ teardown() {
 drop2000() { "$PROCTOR" drop --uid 2000 --gid 2000 --clear-groups "$@"; }
 # Live processes of uid 2000 (zombies wait for their parent, the test shell, to reap them).
 live2000() { ps -u 2000 -o stat= 2>/dev/null | grep -vc '^Z' || true; }
+# Live tasks (threads) of uid 2000: a process whose main thread exited shows as a zombie in
+# `ps -u`, but its other threads still run.
+live_tasks2000() { ps -L -u 2000 -o stat= 2>/dev/null | grep -vc '^Z' || true; }
 
 @test "drop: the acceptance command proves the identity from inside" {
 	run drop2000 -- "$PROCTOR" identity --expect-uid 2000 --expect-gid 2000 --expect-groups '' --expect-no-caps --expect-nnp
@@ -176,10 +179,23 @@ sys.exit(0 if r == 0 else ctypes.get_errno())"
 @test "doctor: text and JSON name each layer, with a fix for the missing ones" {
 	run "$PROCTOR" doctor --json
 	run json_get '[c["check"] for c in d[0]["checks"]]' <<<"$(tr -d '\n' <<<"$output")"
-	[ "$output" = "['root', 'landlock', 'user namespaces', 'pid namespaces', 'net namespaces', 'mount namespaces', 'seccomp', 'cgroup v2 delegation', 'agent uid', 'mockd uid', 'rpc gid', '/proc hidepid']" ]
+	[ "$output" = "['root', 'landlock', 'user namespaces', 'pid namespaces', 'net namespaces', 'mount namespaces', 'seccomp', 'cgroup v2 kill', 'dev.tty.legacy_tiocsti', 'agent uid', 'mockd uid', 'rpc gid', '/proc hidepid']" ]
 	run "$PROCTOR" doctor
 	echo "$output" | grep -qE '^ok   landlock +ABI [0-9]+ enabled|^MISS landlock'
-	echo "$output" | grep -qE 'of 12 layers available$'
+	echo "$output" | grep -qE 'of 13 layers available$'
+}
+
+@test "doctor: dev.tty.legacy_tiocsti reports the host's setting" {
+	run "$PROCTOR" doctor
+	if [ ! -e /proc/sys/dev/tty/legacy_tiocsti ]; then
+		echo "$output" | grep -qF 'MISS dev.tty.legacy_tiocsti absent: this kernel (before 6.2) always allows TIOCSTI'
+	elif [ "$(cat /proc/sys/dev/tty/legacy_tiocsti)" = 1 ]; then
+		echo "$output" | grep -qF 'MISS dev.tty.legacy_tiocsti 1: a process can push input into any terminal it holds'
+		echo "$output" | grep -qF 'fix: sysctl -w dev.tty.legacy_tiocsti=0'
+	else
+		echo "$output" | grep -qF 'ok   dev.tty.legacy_tiocsti 0: TIOCSTI needs CAP_SYS_ADMIN'
+	fi
+	[ -z "$(ls /sys/fs/cgroup/unified /sys/fs/cgroup 2>/dev/null | grep proctor-doctor)" ] # the probe is gone
 }
 
 @test "drop: --landlock-scope stops signals to processes outside the domain (ABI 6+)" {
@@ -213,4 +229,190 @@ sys.exit(0 if r == 0 else ctypes.get_errno())"
 	/bin/sh -c "'$PROCTOR' drop --uid 2000 --gid 2000 --clear-groups --die-with-parent -- /bin/sleep 6666 & sleep 0.3; kill -9 \$\$" || true
 	for _ in $(seq 1 100); do pgrep -f '^/bin/sleep 6666$' >/dev/null || break; sleep 0.05; done
 	! pgrep -f '^/bin/sleep 6666$'
+}
+
+# The attack of issue 12 finding 1: the dropped command pushes a command line into the input of
+# the terminal it was started from, which the operator's root shell would run once drop exits.
+write_tiocsti_attack() {
+	cat >"$T/attack.py" <<'PY'
+import fcntl, os, termios
+res = []
+def push(fd, name):
+    try:
+        for ch in b"id > /tmp/proctor-pwned-tiocsti\n":
+            fcntl.ioctl(fd, termios.TIOCSTI, bytes([ch]))
+        res.append(name + ":pushed")
+    except OSError as e:
+        res.append(name + ":errno%d" % e.errno)
+for fd in (0, 1, 2):
+    push(fd, str(fd))
+try:
+    push(os.open("/dev/tty", os.O_RDWR), "devtty")
+except OSError as e:
+    res.append("devtty:open-errno%d" % e.errno)
+print("RESULT", " ".join(res), "TTY", os.ttyname(0) if os.isatty(0) else "none", "UID", os.getuid())
+PY
+	chmod 0644 "$T/attack.py"
+}
+
+@test "hostile: TIOCSTI from the dropped command never reaches the caller's terminal (pty relay)" {
+	[ -x "$PY" ] || skip "/usr/bin/python3 not installed"
+	write_tiocsti_attack
+	run "$PY" "$BATS_TEST_DIRNAME/pty_inject.py" "$PROCTOR" drop --uid 2000 --gid 2000 --clear-groups -- "$PY" "$T/attack.py"
+	[ "$status" -eq 0 ]
+	[ "$(json_get 'd[0]["status"]' <<<"$output")" = 0 ]
+	[ "$(json_get 'repr(d[0]["injected"])' <<<"$output")" = "''" ] # nothing waits in the operator's input
+	caller_tty=$(json_get 'd[0]["tty"]' <<<"$output")
+	result=$(json_get 'd[0]["output"]' <<<"$output" | grep '^RESULT')
+	echo "$result" | grep -q 'UID 2000'
+	cmd_tty=$(echo "$result" | sed 's/.* TTY \([^ ]*\) .*/\1/')
+	[ -n "$cmd_tty" ] && [ "$cmd_tty" != none ] && [ "$cmd_tty" != "$caller_tty" ] # a pty of its own
+	[ ! -e /tmp/proctor-pwned-tiocsti ]
+}
+
+@test "hostile: --no-pty refuses to hand the caller's terminal to the command" {
+	[ -x "$PY" ] || skip "/usr/bin/python3 not installed"
+	write_tiocsti_attack
+	run "$PY" "$BATS_TEST_DIRNAME/pty_inject.py" "$PROCTOR" drop --uid 2000 --gid 2000 --no-pty -- "$PY" "$T/attack.py"
+	[ "$(json_get 'd[0]["status"]' <<<"$output")" = 127 ]
+	json_get 'd[0]["output"]' <<<"$output" | grep -qF -- "--no-pty: fds 0-2 include the caller's terminal"
+	[[ "$(json_get 'd[0]["output"]' <<<"$output")" != *RESULT* ]] # the command never ran
+	[ "$(json_get 'repr(d[0]["injected"])' <<<"$output")" = "''" ]
+	# a terminal passed on another fd is refused too
+	run "$PY" "$BATS_TEST_DIRNAME/pty_inject.py" /bin/sh -c "exec '$PROCTOR' drop --uid 2000 --gid 2000 --keep-fd 5 -- /bin/true 5<&0"
+	[ "$(json_get 'd[0]["status"]' <<<"$output")" = 127 ]
+	json_get 'd[0]["output"]' <<<"$output" | grep -qF -- "--keep-fd: that fd is a terminal"
+}
+
+@test "drop: without a terminal the command still gets a session of its own" {
+	run drop2000 -- /bin/sh -c 'echo "$(ps -o sid= -p $$ | tr -d " ") $$ $(ps -o tty= -p $$ | tr -d " ")"'
+	[ "$status" -eq 0 ]
+	set -- $output
+	[ "$1" = "$2" ]   # session leader
+	[ "$3" = "?" ]    # no controlling terminal
+}
+
+@test "drop --new-session works when drop leads its process group and session (issue 9)" {
+	run setsid -w "$PROCTOR" drop --uid 2000 --gid 2000 --new-session -- /bin/sh -c 'echo "$(ps -o sid= -p $$ | tr -d " ")=$$"'
+	[ "$status" -eq 0 ]
+	[ "${output%%=*}" = "${output##*=}" ]
+}
+
+@test "drop --pid-ns --die-with-parent runs, and the whole namespace dies with the parent" {
+	"$PROCTOR" doctor --json | tr -d '\n ' | grep -q '"check":"pidnamespaces","ok":true' || skip "no pid namespaces here"
+	run drop2000 --pid-ns --die-with-parent -- /bin/sh -c 'echo $$; exit 7'
+	[ "$status" -eq 7 ]
+	[ "$output" = "2" ]
+	/bin/sh -c "'$PROCTOR' drop --uid 2000 --gid 2000 --clear-groups --pid-ns --die-with-parent -- /bin/sh -c '(setsid sleep 7777 &); exec sleep 7778' & sleep 0.5; kill -9 \$\$" || true
+	for _ in $(seq 1 100); do pgrep -f '^sleep 777[78]$' >/dev/null || break; sleep 0.05; done
+	run pgrep -f '^sleep 777[78]$'
+	[ "$status" -eq 1 ]
+}
+
+@test "drop: fds above 2 and the caller's environment are not passed unless asked" {
+	export PROCTOR_SECRET_ENV=leaked
+	run drop2000 -- /bin/sh -c 'ls /proc/self/fd | sort -n | tr "\n" " "; env | grep -c PROCTOR_SECRET_ENV' 5</dev/null 7</dev/null
+	[ "${lines[0]}" = "0 1 2 3 0" ] # 3 is ls's own directory fd
+	run drop2000 -- /usr/bin/env
+	[ "$output" = "PATH=/usr/bin:/bin" ]
+	run drop2000 --keep-env PROCTOR_SECRET_ENV --setenv PATH=/bin --keep-fd 7 -- /bin/sh -c 'ls /proc/self/fd | sort -n | tr "\n" " "; echo "$PROCTOR_SECRET_ENV $PATH"' 7</dev/null
+	[ "$output" = "0 1 2 3 7 leaked /bin" ]
+	run drop2000 --keep-env-all -- /usr/bin/env
+	echo "$output" | grep -qx 'PROCTOR_SECRET_ENV=leaked'
+	run -127 drop2000 --keep-fd 9 -- /bin/true
+	echo "$output" | grep -qF -- "--keep-fd: that fd is not open"
+}
+
+@test "drop: names with newlines and escape sequences are printed escaped" {
+	bad="$T/x"$'\n'"proctor: forged line"$'\033'"[31m"
+	run -127 drop2000 --landlock-rw "$bad" -- /bin/true
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" != *$'\033'* ]]
+	echo "$output" | grep -qF 'x\nproctor: forged line\x1b[31m: No such file or directory'
+	run -127 drop2000 -- "$bad"
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" != *$'\033'* ]]
+}
+
+
+@test "hostile: an agent that SIGSTOPs every process of its uid cannot freeze reap, and --timeout holds" {
+	[ -x "$PY" ] || skip "/usr/bin/python3 not installed"
+	# The agent ignores TERM and, on two threads (ctypes drops the GIL), sends SIGSTOP to every
+	# process it may signal: a helper that became the agent's uid on the teardown path is stopped
+	# before it can act, and a reaper waiting for it waits forever (3 of 5 tries in the audit, so
+	# the attack runs four times here).
+	cat >"$T/freezer.py" <<'PY'
+import ctypes, signal, threading
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+kill = ctypes.CDLL(None).kill
+def spin():
+    while True:
+        kill(-1, signal.SIGSTOP)
+threading.Thread(target=spin).start()
+spin()
+PY
+	chmod 0644 "$T/freezer.py"
+	for round in 1 2 3 4; do
+		drop2000 -- "$PY" "$T/freezer.py" &
+		for _ in $(seq 1 100); do [ "$(ps -L -u 2000 -o comm= | grep -c python3)" -ge 2 ] && break; sleep 0.05; done
+		t0=$(date +%s%N)
+		run timeout 10 "$PROCTOR" reap --uid 2000 --grace 100 --timeout 3000
+		ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+		echo "round $round: status $status, $ms ms: $output"
+		[ "$status" -eq 0 ]
+		[ "$ms" -lt 4000 ]
+		echo "$output" | grep -qF '"survivors":[],"ms":'
+		wait || true
+		[ "$(live_tasks2000)" -eq 0 ]
+	done
+}
+
+@test "reap: --timeout ends in a report listing the survivors, exit 1" {
+	drop2000 -- /bin/sh -c 'trap "" TERM; exec /bin/sleep 8888' &
+	for _ in $(seq 1 100); do victim=$(pgrep -u 2000 -f '^/bin/sleep 8888$') && break; sleep 0.05; done
+	[ -n "$victim" ]
+	run "$PROCTOR" reap --uid 2000 --grace 0 --timeout 0
+	[ "$status" -eq 1 ]
+	[ "$(json_get 'd[0]["survivors"]' <<<"${lines[0]}")" = "[$victim]" ]
+	[ "$(json_get 'd[0]["timed_out"]' <<<"${lines[0]}")" = True ]
+	[ "${lines[1]}" = "proctor reap: uid 2000: 1 processes survived the timeout; fail closed" ]
+	run "$PROCTOR" reap --uid 2000 --grace 0
+	[ "$status" -eq 0 ]
+	wait || true
+}
+
+@test "hostile: a process whose main thread exited (a zombie leader with a live thread) is found and killed" {
+	[ -x "$PY" ] || skip "/usr/bin/python3 not installed"
+	# SYS_exit ends only the calling thread: ps shows the process as a zombie, its thread runs on.
+	drop2000 -- "$PY" -c '
+import ctypes, platform, threading, time
+threading.Thread(target=time.sleep, args=(600,)).start()
+ctypes.CDLL(None).syscall({"x86_64": 60, "aarch64": 93}[platform.machine()], 0)' &
+	for _ in $(seq 1 100); do ps -u 2000 -o stat= | grep -q '^Z' && break; sleep 0.05; done
+	[ "$(ps -u 2000 -o stat= | grep -c '^Z')" -eq 1 ]
+	[ "$(live_tasks2000)" -eq 1 ]
+	run "$PROCTOR" reap --uid 2000 --grace 50 --timeout 3000
+	[ "$status" -eq 0 ]
+	[ "$(json_get 'd[0]["signalled"]' <<<"$output")" -ge 1 ]
+	wait || true
+	[ "$(live_tasks2000)" -eq 0 ]
+}
+
+@test "hostile: processes that keep forking to new pids are all killed, and stay dead" {
+	[ -x "$PY" ] || skip "/usr/bin/python3 not installed"
+	for i in 1 2 3 4; do
+		drop2000 -- "$PY" -c '
+import os, signal
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+while True:
+    if os.fork():
+        os._exit(0)' &
+	done
+	for _ in $(seq 1 100); do [ "$(pgrep -c -u 2000)" -ge 4 ] && break; sleep 0.05; done
+	run timeout 20 "$PROCTOR" reap --uid 2000 --grace 50 --timeout 5000
+	echo "$output"
+	[ "$status" -eq 0 ]
+	sleep 0.5
+	[ "$(live_tasks2000)" -eq 0 ]
+	wait || true
 }

@@ -8,6 +8,8 @@
   rawsock.py idle SOCKET [MARKER]          connect, (touch MARKER), send nothing, print the reply
   rawsock.py hangup SOCKET TOOL ARG...     send a request, read 1 byte, close
   rawsock.py flood SOCKET N TOOL ARG...    N connections at once; print exit-code counts
+  rawsock.py padflood SOCKET N TOOL ARG... N requests each padded to ~64 KiB with an ignored key
+                                           of `{}`s, sent at once; then all hang up unanswered
   rawsock.py server SOCKET EXIT STDOUT     serve one canned response per connection (a foreign server)
   rawsock.py garbage-server SOCKET LINE    answer every request with LINE
   rawsock.py mute-server SOCKET            accept, read, never answer
@@ -80,6 +82,20 @@ def main():
             counts[code] = counts.get(code, 0) + 1
             s.close()
         print(" ".join(f"{k}:{v}" for k, v in sorted(counts.items(), key=str)))
+    elif cmd == "padflood":
+        n = int(sys.argv[3])
+        base = {"version": 1, "tool": sys.argv[4], "argv": sys.argv[5:]}
+        head = json.dumps(base, separators=(",", ":"))[:-1] + ',"pad":['
+        count = (65536 - len(head) - 4) // 3  # "{}," each; "]}\n" closes it under 64 KiB
+        line = (head + ",".join(["{}"] * count) + "]}\n").encode()
+        assert len(line) <= 65536, len(line)
+        socks = [connect(path) for _ in range(n)]
+        for s in socks:
+            s.sendall(line)
+        time.sleep(0.5)  # let the server read them all and queue them
+        for s in socks:
+            s.close()
+        print(count)
     elif cmd == "mute-server":
         srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         srv.bind(path)

@@ -70,9 +70,18 @@ refuses() { # refuses FIXTURE_JSON EXPECTED_MESSAGE_PART
 	run "$PROCTOR" mockd --config "$T/c.json" --socket "$SOCK"
 	[ "$status" -eq 1 ]
 	echo "$output" | grep -qF "$T/c.json: tools[0].max_requests: must be an integer from 1"
-	printf '%s' '{"version":1,"tools":[{"tool":"uip","fixture":"nope.json"}]}' >"$T/c.json"
+	printf '%s' '{"version":1,"tools":[{"tool":"uip","fixture":"nope.json","max_requests":5}]}' >"$T/c.json"
 	run "$PROCTOR" mockd --config "$T/c.json" --socket "$SOCK"
 	echo "$output" | grep -qF "$T/nope.json: No such file or directory"
+}
+
+@test "startup: a tool without max_requests is refused, as the reference refuses it (issue 15)" {
+	write_fixture "$T/uip.json" '{"version":1,"responses":[]}'
+	printf '%s' '{"version":1,"tools":[{"tool":"uip","fixture":"uip.json"}]}' >"$T/c.json"
+	run "$PROCTOR" mockd --config "$T/c.json" --socket "$SOCK"
+	[ "$status" -eq 1 ]
+	[ "$output" = "proctor mockd: $T/c.json: tools[0].max_requests: required (the tool's request budget, 1 to 100000000)" ]
+	[ ! -e "$SOCK" ]
 }
 @test "startup: usage errors exit 2" {
 	run "$PROCTOR" mockd

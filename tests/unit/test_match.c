@@ -54,6 +54,15 @@ static void test_tokenize__noise_flag_swallows_value(void **state)
 	assert_string_equal(TOK(dflt_noise, 1, "or", "--output=json", "jobs"), "or|jobs");
 }
 
+/* A documented difference from the reference (doc/PROTOCOL.md): a noise flag is a whole
+ * argument only, never a value split off another --flag=value. The reference splits first, so
+ * it would drop "json" here. */
+static void test_tokenize__noise_flag_only_as_whole_argument(void **state)
+{
+	(void)state;
+	assert_string_equal(TOK(dflt_noise, 1, "--fmt=--output", "json"), "--fmt|--output|json");
+}
+
 static void test_tokenize__noise_flag_keeps_following_flag(void **state)
 {
 	(void)state;
@@ -286,6 +295,7 @@ int main(void)
 		cmocka_unit_test(test_tokenize__non_flag_verbatim),
 		cmocka_unit_test(test_tokenize__noise_flag_swallows_value),
 		cmocka_unit_test(test_tokenize__noise_flag_keeps_following_flag),
+		cmocka_unit_test(test_tokenize__noise_flag_only_as_whole_argument),
 		cmocka_unit_test(test_match__exact_is_raw_argv),
 		cmocka_unit_test(test_match__normalized_ignores_order_and_flag_form),
 		cmocka_unit_test(test_match__subset_ignores_extra_flags),

@@ -1,12 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /* test_priv.c: the /proc/self/status parser (real and malformed texts), identity expectations,
- * and the Landlock rights each rule kind grants at each ABI. */
+ * the Landlock rights each rule kind grants at each ABI, the spawn helpers (environment, fd
+ * closing, failure reports, the pid-1 init), terminal escaping, and reap's status parser and
+ * cgroup kill. */
 #include "helpers.h"
 
+#include <fcntl.h>
 #include <linux/landlock.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
 
+#include "../../src/lib/util.h"
 #include "../../src/priv/drop.h"
 #include "../../src/priv/identity.h"
+#include "../../src/priv/reap.h"
+#include "../../src/priv/spawn.h"
 
 static const char status_text[] =
 	"Name:\tsh\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t42\nPid:\t42\nPPid:\t1\n"
@@ -102,6 +112,230 @@ static void test_landlock__rule_rights_by_kind_and_abi(void **state)
 	assert_int_equal(landlock_handled_fs(0), 0);
 }
 
+static void test_spawn__env_starts_clean_keeps_and_replaces(void **state)
+{
+	char *from[] = { "PATH=/evil", "HOME=/root", "A=1", "SECRET=x", NULL };
+	const char *keep[] = { "A", "MISSING" }, *set[] = { "B=2", "PATH=/bin", "A=3" };
+	struct strv env = { 0 };
+
+	(void)state;
+	assert_int_equal(spawn_env_build(from, keep, 2, set, 3, &env), 0);
+	assert_int_equal(env.n, 3);
+	assert_string_equal(env.v[0], "PATH=/bin");
+	assert_string_equal(env.v[1], "A=3");
+	assert_string_equal(env.v[2], "B=2");
+	assert_null(env.v[3]);
+	strv_free(&env);
+	assert_int_equal(spawn_env_build(from, NULL, 0, NULL, 0, &env), 0);
+	assert_int_equal(env.n, 1);
+	assert_string_equal(env.v[0], SPAWN_DEFAULT_PATH);
+	strv_free(&env);
+}
+
+static void test_spawn__env_refuses_bad_entries_and_excess(void **state)
+{
+	const char *bad_keep[] = { "A=B" }, *bad_set[] = { "NOEQUALS" }, *empty_key[] = { "=x" };
+	static char big[SPAWN_MAX_ENV_BYTES];
+	const char *huge[] = { big };
+	struct strv env = { 0 };
+	const char **many = calloc(SPAWN_MAX_ENV + 1, sizeof(*many));
+	char (*names)[16] = calloc(SPAWN_MAX_ENV + 1, 16);
+
+	(void)state;
+	assert_int_equal(spawn_env_build(NULL, bad_keep, 1, NULL, 0, &env), -EINVAL);
+	assert_int_equal(spawn_env_build(NULL, NULL, 0, bad_set, 1, &env), -EINVAL);
+	assert_int_equal(spawn_env_build(NULL, NULL, 0, empty_key, 1, &env), -EINVAL);
+	memset(big, 'v', sizeof(big) - 1);
+	big[0] = 'K', big[1] = '=';
+	assert_int_equal(spawn_env_build(NULL, NULL, 0, huge, 1, &env), -E2BIG);
+	for (size_t i = 0; i < SPAWN_MAX_ENV; i++) {
+		snprintf(names[i], 16, "V%zu=1", i);
+		many[i] = names[i];
+	}
+	/* PATH plus SPAWN_MAX_ENV entries is one too many */
+	assert_int_equal(spawn_env_build(NULL, NULL, 0, many, SPAWN_MAX_ENV, &env), -E2BIG);
+	assert_int_equal(spawn_env_build(NULL, NULL, 0, many, SPAWN_MAX_ENV - 1, &env), 0);
+	assert_int_equal(env.n, SPAWN_MAX_ENV);
+	strv_free(&env);
+	free(many);
+	free(names);
+}
+
+static void test_spawn__close_fds_keeps_only_the_list(void **state)
+{
+	pid_t pid;
+	int st;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) { /* in a child: the test runner's own fds stay open */
+		int a = open("/dev/null", O_RDONLY), b = open("/dev/null", O_RDONLY), c = open("/dev/null", O_RDONLY);
+		int keep[] = { 1, b, 1000 }; /* below 3 and not open: ignored */
+
+		if (a < 3 || spawn_close_fds_except(keep, 3) < 0)
+			_exit(10);
+		if (fcntl(a, F_GETFD) != -1 || errno != EBADF || fcntl(c, F_GETFD) != -1)
+			_exit(11);
+		if (fcntl(b, F_GETFD) < 0 || fcntl(0, F_GETFD) < 0 || fcntl(2, F_GETFD) < 0)
+			_exit(12);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(spawn_close_fds_except(NULL, SPAWN_MAX_KEEP_FDS + 1), -EINVAL);
+}
+
+static void test_spawn__report_carries_step_and_error_or_eof(void **state)
+{
+	char step[SPAWN_STEP_MAX + 1], longstep[400];
+	int p[2], err;
+
+	(void)state;
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	spawn_report_write(p[1], "--chdir", -EACCES);
+	assert_int_equal(spawn_report_read(p[0], step, &err), 0);
+	assert_string_equal(step, "--chdir");
+	assert_int_equal(err, EACCES);
+	memset(longstep, 'x', sizeof(longstep) - 1);
+	longstep[sizeof(longstep) - 1] = '\0';
+	spawn_report_write(p[1], longstep, 0); /* no error given: still a failure */
+	assert_int_equal(spawn_report_read(p[0], step, &err), 0);
+	assert_int_equal(strlen(step), SPAWN_STEP_MAX);
+	assert_int_equal(err, EPERM);
+	close(p[1]);
+	assert_int_equal(spawn_report_read(p[0], step, &err), 0); /* EOF: exec succeeded */
+	assert_int_equal(err, 0);
+	assert_string_equal(step, "");
+	close(p[0]);
+}
+
+static void test_spawn__exit_code_of_a_wait_status(void **state)
+{
+	(void)state;
+	assert_int_equal(spawn_exit_code(7 << 8), 7);
+	assert_int_equal(spawn_exit_code(SIGKILL), 128 + SIGKILL);
+	assert_int_equal(spawn_exit_code(SIGTERM | 0x80), 128 + SIGTERM); /* core dumped */
+}
+
+/* An init: reaps an orphan-like second child, forwards SIGTERM to main, returns main's status. */
+static int run_init(bool send_term)
+{
+	sigset_t set;
+	pid_t main_pid, other;
+	int st;
+
+	spawn_forward_sigset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	if ((other = fork()) == 0)
+		_exit(3);
+	if ((main_pid = fork()) == 0) {
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		if (send_term)
+			pause();
+		usleep(50000);
+		_exit(5);
+	}
+	if (send_term)
+		kill(getpid(), SIGTERM); /* pending: the init passes it on, it does not die of it */
+	if (spawn_init_reap(main_pid, &st) < 0)
+		return 100;
+	if (waitpid(other, NULL, WNOHANG) != -1 || errno != ECHILD)
+		return 101; /* the other child must have been reaped too */
+	return spawn_exit_code(st);
+}
+
+static void test_spawn__init_reaps_everything_forwards_signals_returns_main_status(void **state)
+{
+	for (int term = 0; term < 2; term++) {
+		pid_t pid = fork();
+		int st;
+
+		(void)state;
+		assert_true(pid >= 0);
+		if (pid == 0)
+			_exit(run_init(term));
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		assert_true(WIFEXITED(st));
+		assert_int_equal(WEXITSTATUS(st), term ? 128 + SIGTERM : 5);
+	}
+}
+
+static void test_escape__controls_backslash_and_bad_utf8(void **state)
+{
+	char *e;
+
+	(void)state;
+	e = str_escape("a\nb\x1b[31m\\\t\x7f\xc2\x9b\xff \xc3\xa9\xe2\x82\xac");
+	assert_string_equal(e, "a\\nb\\x1b[31m\\\\\\t\\x7f\\xc2\\x9b\\xff \xc3\xa9\xe2\x82\xac");
+	free(e);
+	e = str_escape("");
+	assert_string_equal(e, "");
+	free(e);
+}
+
+static void test_reap__status_parse_state_and_every_uid_slot(void **state)
+{
+	char text[sizeof(status_text) + 1] = "\n", st;
+	bool match;
+
+	(void)state;
+	strcat(text, status_text);
+	assert_int_equal(reap_status_parse(text, 2000, &st, &match), 0);
+	assert_int_equal(st, 'S');
+	assert_true(match);
+	assert_int_equal(reap_status_parse(text, 2001, &st, &match), 0);
+	assert_false(match);
+	assert_int_equal(reap_status_parse("\nState:\tZ (zombie)\nUid:\t0\t0\t0\t2000\n", 2000, &st, &match), 0);
+	assert_int_equal(st, 'Z');
+	assert_true(match); /* the fs uid slot counts */
+	assert_int_equal(reap_status_parse("\nState:\tR\nUid:\t1\t2\n", 2, &st, &match), -EINVAL);
+	assert_int_equal(reap_status_parse("\nUid:\t1\t2\t3\t4\n", 2, &st, &match), -EINVAL);
+}
+
+static void test_reap__cgroup_kill_ends_a_forking_tree(void **state)
+{
+	struct reap_cgroup cg, other;
+	char name[64], root[128];
+	size_t left;
+	pid_t pid;
+	int st, r;
+
+	(void)state;
+	if (geteuid() != 0 || reap_cgroup_root(root, sizeof(root)) < 0)
+		skip(); /* needs root and a cgroup v2 mount */
+	snprintf(name, sizeof(name), "proctor-unit-%d", (int)getpid());
+	if (reap_cgroup_create(name, &cg) == -EOPNOTSUPP)
+		skip();
+	assert_true(cg.dirfd >= 0);
+	assert_int_equal(reap_cgroup_create("a/b", &other), -EINVAL);
+	assert_int_equal(reap_cgroup_create(name, &other), -EEXIST);
+	prctl(PR_SET_CHILD_SUBREAPER, 1); /* the runner's orphans come back to us to be reaped */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		time_t stop = time(NULL) + 5; /* bounded, should this test fail */
+
+		if (reap_cgroup_add(&cg, 0) < 0)
+			_exit(1);
+		while (time(NULL) < stop) /* a runner: a new pid every iteration */
+			if (fork() != 0)
+				_exit(0);
+		_exit(2);
+	}
+	usleep(100000);
+	r = reap_cgroup_kill(&cg, 2000, &left);
+	while (waitpid(-1, &st, WNOHANG) > 0)
+		;
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
+	assert_int_equal(r, 0);
+	assert_int_equal(left, 0);
+	assert_int_equal(reap_cgroup_destroy(&cg), 0);
+	assert_int_equal(cg.dirfd, -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -109,6 +343,15 @@ int main(void)
 		cmocka_unit_test(test_identity__malformed_status_is_refused),
 		cmocka_unit_test(test_identity__expectations_report_each_mismatch),
 		cmocka_unit_test(test_landlock__rule_rights_by_kind_and_abi),
+		cmocka_unit_test(test_spawn__env_starts_clean_keeps_and_replaces),
+		cmocka_unit_test(test_spawn__env_refuses_bad_entries_and_excess),
+		cmocka_unit_test(test_spawn__close_fds_keeps_only_the_list),
+		cmocka_unit_test(test_spawn__report_carries_step_and_error_or_eof),
+		cmocka_unit_test(test_spawn__exit_code_of_a_wait_status),
+		cmocka_unit_test(test_spawn__init_reaps_everything_forwards_signals_returns_main_status),
+		cmocka_unit_test(test_escape__controls_backslash_and_bad_utf8),
+		cmocka_unit_test(test_reap__status_parse_state_and_every_uid_slot),
+		cmocka_unit_test(test_reap__cgroup_kill_ends_a_forking_tree),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -40,7 +40,7 @@ static const char fixture[] = "{\"version\":1,\"responses\":["
 
 static void test_service__decision_order(void **state)
 {
-	struct mock_service *s = load(fixture, "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"fixture\":\"uip.json\"}]}");
+	struct mock_service *s = load(fixture, "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"max_requests\":100,\"fixture\":\"uip.json\"}]}");
 	struct mock_decision d;
 
 	(void)state;
@@ -64,7 +64,7 @@ static void test_service__decision_order(void **state)
 static void test_service__no_default_is_exit_2(void **state)
 {
 	struct mock_service *s = load("{\"version\":1,\"responses\":[]}",
-				      "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"fixture\":\"uip.json\"}]}");
+				      "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"max_requests\":100,\"fixture\":\"uip.json\"}]}");
 	struct mock_decision d;
 
 	(void)state;
@@ -91,7 +91,7 @@ static void test_service__budget_exhausted_is_75(void **state)
 
 static void test_service__passthrough_only_for_allowlisted_prefix(void **state)
 {
-	struct mock_service *s = load(fixture, "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"fixture\":\"uip.json\","
+	struct mock_service *s = load(fixture, "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"max_requests\":100,\"fixture\":\"uip.json\","
 					       "\"passthrough_argv_prefixes\":[[\"docsai\",\"ask\"]],"
 					       "\"passthrough_executable\":\"/bin/echo\"}]}");
 	struct mock_decision d;
@@ -109,7 +109,7 @@ static void test_service__passthrough_only_for_allowlisted_prefix(void **state)
 
 static void test_service__passthrough_unavailable_is_69(void **state)
 {
-	struct mock_service *s = load(fixture, "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"fixture\":\"uip.json\","
+	struct mock_service *s = load(fixture, "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"max_requests\":100,\"fixture\":\"uip.json\","
 					       "\"passthrough_argv_prefixes\":[[\"docsai\"]],"
 					       "\"passthrough_executable\":\"/nonexistent/uip\"}]}");
 	struct mock_decision d;
@@ -132,7 +132,7 @@ static void cache_put(struct mock_service *s, const char *arg, const char *line)
 static void test_service__cache_is_lru_and_bounded(void **state)
 {
 	struct mock_service *s = load(fixture, "{\"version\":1,\"passthrough_cache_entries\":2,\"tools\":[{\"tool\":\"uip\","
-					       "\"fixture\":\"uip.json\",\"passthrough_argv_prefixes\":[[\"docsai\"]],"
+					       "\"max_requests\":100,\"fixture\":\"uip.json\",\"passthrough_argv_prefixes\":[[\"docsai\"]],"
 					       "\"passthrough_executable\":\"/bin/echo\"}]}");
 	struct mock_decision d;
 
@@ -150,16 +150,97 @@ static void test_service__cache_is_lru_and_bounded(void **state)
 	mock_service_free(s);
 }
 
+/* Issue 15: a tool entry without max_requests is refused, never served without a budget. */
+static void test_service__config_without_max_requests_is_refused(void **state)
+{
+	struct mock_config *c = NULL;
+	struct diag d;
+
+	(void)state;
+	scratch_file("uip.json", fixture);
+	diag_init(&d);
+	assert_int_equal(mock_config_load(scratch_file("config.json", "{\"version\":1,\"tools\":[{\"tool\":\"uip\","
+							"\"fixture\":\"uip.json\"}]}"), &d, &c), -EINVAL);
+	assert_null(c);
+	assert_int_equal(d.errors, 1);
+	assert_non_null(strstr(d.msgs[0].text, "config.json: tools[0].max_requests: required"));
+	diag_free(&d);
+}
+
+/* The --tool shorthand's default budget is finite, and a 0 left in a config built in code
+ * serves nothing rather than everything. */
+static void test_service__default_budget_is_finite(void **state)
+{
+	struct mock_config *c = NULL;
+
+	(void)state;
+	assert_int_equal(mock_config_single("uip", "f.json", &c), 0);
+	assert_int_equal(c->tools[0].max_requests, MOCK_DEFAULT_MAX_REQUESTS);
+	assert_int_equal(c->unknown_tool_max_requests, MOCK_DEFAULT_UNKNOWN_TOOL_BUDGET);
+	mock_config_free(c);
+
+	struct mock_service *s = load(fixture, "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"max_requests\":1,"
+					       "\"fixture\":\"uip.json\"}]}");
+	s->cfg->tools[0].max_requests = 0;
+	assert_int_equal(DECIDE(s, "uip", "a").outcome, OUTCOME_BUDGET);
+	mock_service_free(s);
+}
+
+/* Issue 12 finding 4: calls to tools that are not served have a budget too. */
+static void test_service__unknown_tools_are_budgeted(void **state)
+{
+	struct mock_service *s = load(fixture, "{\"version\":1,\"unknown_tool_max_requests\":3,\"tools\":[{\"tool\":"
+					       "\"uip\",\"max_requests\":100,\"fixture\":\"uip.json\"}]}");
+	struct mock_decision d;
+
+	(void)state;
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(DECIDE(s, "gh", "pr", "list").outcome, OUTCOME_UNKNOWN_TOOL);
+	d = DECIDE(s, "gh", "pr", "list");
+	assert_int_equal(d.outcome, OUTCOME_BUDGET);
+	assert_int_equal(d.w->exit_code, 75);
+	assert_int_equal(DECIDE(s, "other", "x").outcome, OUTCOME_BUDGET); /* one budget for all unknown tools */
+	assert_int_equal(DECIDE(s, "uip", "a").outcome, OUTCOME_EXACT);   /* served tools keep their own */
+	mock_service_free(s);
+}
+
+/* Code review (issue 12): the matcher turned out-of-memory into "no match", which can fall
+ * through to the real tool. Its scratch space cannot be had for this argc (the size overflows,
+ * as an allocation would fail): the answer must be an error (70), never passthrough. */
+static void test_service__matcher_oom_fails_closed(void **state)
+{
+	struct mock_service *s = load(fixture, "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"max_requests\":100,"
+					       "\"fixture\":\"uip.json\",\"passthrough_argv_prefixes\":[[\"docsai\"]],"
+					       "\"passthrough_executable\":\"/bin/echo\"}]}");
+	const char *argv[] = { "docsai", "ask", NULL };
+	size_t huge = SIZE_MAX / 2; /* only argv[0] and argv[1] are ever looked at */
+	enum match_mode mode;
+	ssize_t rule;
+
+	(void)state;
+	assert_int_equal(matcher_match(s->tools[0].matcher, argv, huge, &mode), -ENOMEM);
+	assert_int_equal(mock_tool_classify(&s->tools[0], argv, huge, &rule), OUTCOME_ERROR);
+	assert_int_equal(rule, -1);
+	struct mock_request req = { .tool = "uip", .argv = argv, .argc = huge };
+	struct mock_decision d;
+
+	assert_int_equal(mock_service_decide(s, &req, &d), 0);
+	assert_int_equal(d.outcome, OUTCOME_ERROR);
+	assert_int_equal(d.w->exit_code, 70);
+	assert_string_equal(mock_outcome_name(d.outcome), "error");
+	mock_service_free(s);
+}
+
 static void test_service__tool_noise_flags_override_fixture(void **state)
 {
 	static const char fx[] = "{\"version\":1,\"noise_flags\":[\"--fmt\"],\"responses\":["
 				 "{\"argv\":[\"a\",\"--fmt\",\"x\"],\"match_mode\":\"subset\",\"stdout\":\"A\"}]}";
-	struct mock_service *s = load(fx, "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"fixture\":\"uip.json\"}]}");
+	struct mock_service *s = load(fx, "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"max_requests\":100,\"fixture\":\"uip.json\"}]}");
 
 	(void)state;
 	assert_int_equal(DECIDE(s, "uip", "a").outcome, OUTCOME_SUBSET); /* the fixture's --fmt is noise */
 	mock_service_free(s);
-	s = load(fx, "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"fixture\":\"uip.json\",\"noise_flags\":[]}]}");
+	s = load(fx, "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"max_requests\":100,\"fixture\":\"uip.json\",\"noise_flags\":[]}]}");
 	assert_int_equal(DECIDE(s, "uip", "a").outcome, OUTCOME_UNMOCKED); /* [] turns noise off */
 	assert_int_equal(DECIDE(s, "uip", "a", "--fmt", "x").outcome, OUTCOME_SUBSET);
 	mock_service_free(s);
@@ -175,6 +256,10 @@ int main(void)
 		cmocka_unit_test(test_service__passthrough_unavailable_is_69),
 		cmocka_unit_test(test_service__cache_is_lru_and_bounded),
 		cmocka_unit_test(test_service__tool_noise_flags_override_fixture),
+		cmocka_unit_test(test_service__config_without_max_requests_is_refused),
+		cmocka_unit_test(test_service__default_budget_is_finite),
+		cmocka_unit_test(test_service__unknown_tools_are_budgeted),
+		cmocka_unit_test(test_service__matcher_oom_fails_closed),
 	};
 
 	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
