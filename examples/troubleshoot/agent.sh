@@ -166,9 +166,18 @@ for p in $(pids other mockd); do   # mockd: its fds, environment and files throu
 	try read-mockd-environ "/proc/$p/environ" cat "/proc/$p/environ"
 	try read-mockd-cwd "/proc/$p/cwd" ls "/proc/$p/cwd/"
 done
-# The task file's path is on the orchestrator's command line; a relative one is relative to
-# where proctor run was started, by default two levels above the run directory.
+# Where is the task directory? The manifest beside each plugin bundle names the plugin's source
+# (readable: RUN/bundles is in the agent's view), and the answer key is usually next to it.
 keys=${TASK_DIR:+$TASK_DIR/RESOLUTION.md}
+old_ifs=$IFS
+IFS=:
+for d in ${PROCTOR_PLUGIN_DIRS:-}; do
+	src=$(sed -n 's/.*"source": *"\([^"]*\)".*/\1/p' "$d.manifest.json" 2>/dev/null)
+	[ -n "$src" ] && keys="$keys $(dirname "$src")/RESOLUTION.md"
+done
+IFS=$old_ifs
+# Without a pid namespace of its own, the orchestrator's command line names the task file; a
+# relative one is relative to where proctor run was started, by default two levels above RUN.
 for p in $(pids root run); do
 	for a in $(tr '\0' '\n' <"/proc/$p/cmdline" | grep '\.json$'); do
 		case $a in
@@ -184,6 +193,7 @@ for k in $(printf '%s\n' $keys | sort -u); do
 	try read-resolution "$k" cat "$k"   # ...and cannot read it
 done
 [ -n "$found" ] || attempt read-resolution true "not found" "${keys:-no candidate path}"
+try read-task-file "$run/task.json" cat "$run/task.json"
 try read-journal "$run/logs/calls.jsonl" cat "$run/logs/calls.jsonl"
 try forge-journal "$run/logs/calls.jsonl" sh -c \
 	'echo "{\"tool\":\"uip\",\"argv\":[\"or\",\"jobs\",\"list\"],\"exit\":0}" >>"$1"' _ \
