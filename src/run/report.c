@@ -208,12 +208,17 @@ static void text_head(const json_t *res, struct buf *out)
 	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++)
 		buf_printf(out, "%s%s %lld ms", i ? ", " : "", phases[i], num(dur, phases[i]));
 	buf_printf(out, ")\n");
-	if (json_is_integer(json_object_get(agent, "pid")))
-		buf_printf(out, "agent     %s: %lld lines on stdout, %lld bytes on stderr, %s %lld%s\n", str(agent, "kind"),
-			   num(agent, "events"), num(agent, "stderr_bytes"),
-			   json_is_integer(json_object_get(agent, "exit_code")) ? "exit status" : "killed by signal",
-			   json_is_integer(json_object_get(agent, "exit_code")) ? num(agent, "exit_code") : num(agent, "signal"),
-			   json_is_true(json_object_get(agent, "timed_out")) ? " (stopped at the time limit)" : "");
+	if (json_array_size(json_object_get(agent, "turns"))) {
+		char last[64] = "";
+
+		if (json_is_integer(json_object_get(agent, "exit_code")))
+			snprintf(last, sizeof(last), ", last exit status %lld", num(agent, "exit_code"));
+		else if (json_is_integer(json_object_get(agent, "signal")))
+			snprintf(last, sizeof(last), ", last killed by signal %lld", num(agent, "signal"));
+		buf_printf(out, "agent     %s: %zu turns, %lld lines on stdout, %lld bytes on stderr%s%s\n", str(agent, "kind"),
+			   json_array_size(json_object_get(agent, "turns")), num(agent, "events"), num(agent, "stderr_bytes"),
+			   last, json_is_true(json_object_get(agent, "timed_out")) ? " (stopped at the time limit)" : "");
+	}
 }
 
 static void text_layers(const json_t *res, struct buf *out)
