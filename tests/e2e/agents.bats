@@ -25,11 +25,13 @@ teardown() {
 
 # task KIND PROMPT TURNS-JSON [LIMITS-JSON]: a task for a fake agent
 task() {
+	local limits=${4:-'{"timeout_s":30}'}
+
 	cat >"$T/task.json" <<JSON
 {"version":1,"id":"agents","workspace":{"from":"ws"},
  "agent":{"kind":"$1","args":["$FAKE/fake_stream.py"],"prompt":"$2","turns":$3,"ro_paths":["$FAKE"]},
  "mocks":[{"tool":"uip","fixture":"fx.json","max_requests":10,"passthrough_argv_prefixes":[]}],
- "limits":${4:-{\"timeout_s\":30}}}
+ "limits":$limits}
 JSON
 }
 
