@@ -1,0 +1,248 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# Issue 10's acceptance with the real CLIs: Claude Code and Codex (scripts/agents.sh), each driven
+# by a scripted model server on loopback (tests/agents/, via tests/e2e/real/model.py), through
+# proctor run: resumed sessions, uip through the Bash tool, a staged plugin's skill, the guard's
+# real hook and Landlock behind it, disarm attempts, a discarded turn, a dropped connection, and
+# nothing left after any run. The fake agents' fast equivalents are in agents.bats.
+
+load helpers
+load real/lib
+
+setup() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root (proctor run creates and drops identities)"
+	why=$(real_cli_paths) || skip "$why"
+	real_cli_paths
+	T=$(mktemp -d /tmp/proctor-real-XXXXXX)
+	chmod 0755 "$T"
+	mkdir "$T/ws" "$T/open"
+	# Writable by the agent's uid as far as file modes go: only the guard and Landlock stop it.
+	chmod 1777 "$T/open"
+	cp "$BATS_TEST_DIRNAME/../../examples/uip-fixture.json" "$T/fx.json"
+	real_lock
+}
+
+teardown() {
+	real_model_stop
+	[ -n "${T:-}" ] && rm -rf "$T"
+	exec 9>&- || true
+}
+
+# script: the model script on stdin, with @T@ replaced by the test's directory.
+script() { sed "s|@T@|$T|g"; }
+
+run_task() {
+	run "$PROCTOR" run "$T/task.json" --out "$T/run" --quiet
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+# --- Claude Code --------------------------------------------------------------------------------
+
+@test "real claude-code: two turns in one session; uip through Bash gets the fixture's answer; a write outside is denied by the hook" {
+	real_model anthropic "$(script <<'JSON'
+{"turns": [
+ {"tool_calls": [{"tool": "bash", "command": "uip or jobs list --output json"}]},
+ {"text": "turn one done"},
+ {"tool_calls": [{"tool": "bash", "command": "echo planted > @T@/open/planted"}]},
+ {"text": "turn two done", "expect": "turn one done"}]}
+JSON
+)"
+	real_task claude-code "list the jobs" '["and again"]'
+	run_task
+	q "r['status'] == 'completed' and [t['status'] for t in r['agent']['turns']] == ['completed', 'completed']"
+	# (1) the second turn resumed the first: same session id, and the model saw turn one's answer
+	q "r['agent']['turns'][0]['session_id'] and r['agent']['turns'][1]['session_id'] == r['agent']['turns'][0]['session_id']"
+	q "[e for e in evt(1) if e['type'] == 'result'][-1]['result'] == 'turn two done'"
+	# (2) mockd journaled the call from the agent's uid; the fixture's answer came back to the CLI
+	# and went on to the model
+	q "[(c['tool'], c['argv'], c['uid']) for c in calls] == [('uip', ['or', 'jobs', 'list', '--output', 'json'], 2000)]"
+	q "any(c['tool_use_id'] == 'toolu_000_00' and not c['is_error'] and 'Faulted' in str(c['content']) for c in results())"
+	q "any(rec['turn'] == 1 and 'Faulted' in json.dumps(rec['body']) for rec in log)"
+	# (4) the write outside the workspace: denied by the real hook, in the agent's own events
+	q "any(c['tool_use_id'] == 'toolu_002_00' and c['is_error'] and 'proctor guard' in str(c['content']) for c in results(evt(1)))"
+	q "any('$T/open/planted' in d['targets'] for d in denials)"
+	[ ! -e "$T/open/planted" ]
+	real_clean
+}
+
+@test "real claude-code: the skill of a staged plugin is listed at init and readable under PROCTOR_PLUGIN_DIRS" {
+	mkdir -p "$T/plugin/.claude-plugin" "$T/plugin/skills/real-skill"
+	echo '{"name": "proctor-real", "version": "0.1.0", "description": "real_agents.bats"}' \
+		>"$T/plugin/.claude-plugin/plugin.json"
+	printf -- '---\nname: real-skill\ndescription: the skill real_agents.bats stages\n---\n\nREAL-SKILL-MARKER-7f3c\n' \
+		>"$T/plugin/skills/real-skill/SKILL.md"
+	real_model anthropic "$(script <<'JSON'
+{"turns": [
+ {"tool_calls": [{"tool": "bash", "command": "cat \"$PROCTOR_PLUGIN_DIRS/skills/real-skill/SKILL.md\""}]},
+ {"text": "read it"}]}
+JSON
+)"
+	PLUGINS_JSON='[{"path":"plugin"}]' real_task claude-code "read your skill" '[]'
+	run_task
+	q "r['status'] == 'completed' and len(r['bundles']) == 1"
+	q "any(p['name'] == 'proctor-real' for e in ev if e.get('subtype') == 'init' for p in e['plugins'])"
+	q "any('real-skill' in s for e in ev if e.get('subtype') == 'init' for s in e['skills'])"
+	q "any(c['tool_use_id'] == 'toolu_000_00' and not c['is_error'] and 'REAL-SKILL-MARKER-7f3c' in str(c['content']) for c in results())"
+	real_clean
+}
+
+@test "real claude-code: with guard false the write outside the workspace is refused by Landlock" {
+	real_model anthropic "$(script <<'JSON'
+{"turns": [
+ {"tool_calls": [{"tool": "bash", "command": "echo planted > @T@/open/planted"}]},
+ {"text": "done"}]}
+JSON
+)"
+	real_task claude-code "write it" '[]' '"guard": false,'
+	run_task
+	q "r['status'] == 'completed' and r['guard'] is None"
+	q "any(c['tool_use_id'] == 'toolu_000_00' and c['is_error'] and 'Permission denied' in str(c['content']) and 'hook' not in str(c['content']) for c in results())"
+	[ ! -e "$T/open/planted" ]
+	real_clean
+}
+
+@test "real claude-code: disarming the guard from inside fails and the next forbidden call, next turn too, is denied" {
+	real_model anthropic "$(script <<'JSON'
+{"turns": [
+ {"tool_calls": [
+  {"tool": "bash", "command": "mv \"$PROCTOR_WORKSPACE/../guard/settings.json\" \"$PROCTOR_WORKSPACE/../guard/off.json\""},
+  {"tool": "bash", "command": "rm -f \"$PROCTOR_WORKSPACE/../guard/marker.json\""},
+  {"tool": "bash", "command": "echo '{}' > \"$PROCTOR_WORKSPACE/../guard/settings.json\""},
+  {"tool": "bash", "command": "mkdir -p .claude \"$HOME/.claude\" && printf '{\"disableAllHooks\": true}' | tee .claude/settings.json .claude/settings.local.json \"$HOME/.claude/settings.json\""}]},
+ {"tool_calls": [{"tool": "bash", "command": "echo planted > @T@/open/planted"}]},
+ {"text": "one"},
+ {"tool_calls": [{"tool": "bash", "command": "echo planted > @T@/open/planted"}]},
+ {"text": "two"}]}
+JSON
+)"
+	real_task claude-code "disarm" '["again"]'
+	run_task
+	q "r['status'] == 'completed' and r['guard']['disarmed'] is False"
+	# the disabling settings were refused by the hook, or written and ignored (checked below) ...
+	grep -q disableAllHooks "$T/run/workspace/.claude/settings.json" ||
+		q "any(c['tool_use_id'] == 'toolu_000_03' and c['is_error'] and 'proctor guard' in str(c['content']) for c in results())"
+	# ... the guard's own files were not touched
+	grep -q PreToolUse "$T/run/guard/settings.json"
+	[ -s "$T/run/guard/marker.json" ]
+	[ ! -e "$T/run/guard/off.json" ]
+	q "all(c['is_error'] for c in results() if c['tool_use_id'] in ('toolu_000_00', 'toolu_000_01', 'toolu_000_02'))"
+	# the forbidden write was denied by the hook in the same turn and in the resumed one
+	q "any(c['tool_use_id'] == 'toolu_001_00' and c['is_error'] and 'proctor guard' in str(c['content']) for c in results(evt(0)))"
+	q "any(c['tool_use_id'] == 'toolu_003_00' and c['is_error'] and 'proctor guard' in str(c['content']) for c in results(evt(1)))"
+	q "sum('$T/open/planted' in d['targets'] for d in denials) == 2"
+	[ ! -e "$T/open/planted" ]
+	real_clean
+}
+
+@test "real claude-code: a turn past limits.turn_timeout_s is discarded and the next turn resumes the session" {
+	real_model anthropic '{"turns": [{"text": "one"}, {"hang": true}, {"text": "three", "expect": "one"}]}'
+	real_task claude-code "first" '["hang now", "after the timeout"]' '' '{"timeout_s":60,"turn_timeout_s":3}'
+	run_task
+	q "[t['status'] for t in r['agent']['turns']] == ['completed', 'turn_timeout', 'completed']"
+	q "r['agent']['turns'][1]['discarded'] is True and r['status'] == 'completed'"
+	q "r['agent']['turns'][2]['session_id'] == r['agent']['turns'][0]['session_id']"
+	q "[e for e in evt(2) if e['type'] == 'result'][-1]['result'] == 'three'"
+	real_clean
+}
+
+@test "real claude-code: a model server that drops the connection is agent_failed with the agent's error, in seconds" {
+	real_model anthropic '{"turns": [{"drop": "before"}]}'
+	real_task claude-code "go" '[]'
+	run_task
+	q "r['status'] == 'agent_failed' and r['agent']['turns'][0]['status'] == 'failed'"
+	q "'ECONNRESET' in r['agent']['turns'][0]['error'] and r['agent']['turns'][0]['error'] in r['reason']"
+	q "r['durations_ms']['agent'] < 20000"
+	real_clean
+}
+
+# --- Codex --------------------------------------------------------------------------------------
+
+@test "real codex: two turns in one thread; uip through Bash gets the fixture's answer; a write outside is denied by the hook" {
+	real_model openai "$(script <<'JSON'
+{"turns": [
+ {"tool_calls": [{"tool": "bash", "command": "uip or jobs list --output json"}]},
+ {"text": "turn one done"},
+ {"tool_calls": [{"tool": "bash", "command": "echo planted > @T@/open/planted"}]},
+ {"text": "turn two done", "expect": "turn one done"}]}
+JSON
+)"
+	real_task codex "list the jobs" '["and again"]'
+	run_task
+	q "r['status'] == 'completed' and [t['status'] for t in r['agent']['turns']] == ['completed', 'completed']"
+	q "r['agent']['turns'][0]['session_id'] and r['agent']['turns'][1]['session_id'] == r['agent']['turns'][0]['session_id']"
+	q "any(e['type'] == 'item.completed' and e['item'].get('text') == 'turn two done' for e in evt(1))"
+	q "[(c['tool'], c['argv'], c['uid']) for c in calls] == [('uip', ['or', 'jobs', 'list', '--output', 'json'], 2000)]"
+	q "any(e['type'] == 'item.completed' and e['item']['type'] == 'command_execution' and e['item']['exit_code'] == 0 and 'Faulted' in e['item']['aggregated_output'] for e in evt(0))"
+	q "any('Faulted' in o for o in outputs())"
+	# Codex prints no event for a denied call: the denial is in what it sent the model
+	q "any(o.startswith('Command blocked by PreToolUse hook: proctor guard') and 'planted' in o for o in outputs())"
+	q "any('$T/open/planted' in d['targets'] for d in denials)"
+	[ ! -e "$T/open/planted" ]
+	real_clean
+}
+
+@test "real codex: with guard false the write outside the workspace is refused by Landlock" {
+	real_model openai "$(script <<'JSON'
+{"turns": [
+ {"tool_calls": [{"tool": "bash", "command": "echo planted > @T@/open/planted"}]},
+ {"text": "done"}]}
+JSON
+)"
+	real_task codex "write it" '[]' '"guard": false,'
+	run_task
+	q "r['status'] == 'completed' and r['guard'] is None"
+	q "any(e['type'] == 'item.completed' and e['item']['type'] == 'command_execution' and e['item']['exit_code'] != 0 and 'Permission denied' in e['item']['aggregated_output'] for e in ev)"
+	q "not any('blocked by PreToolUse' in o for o in outputs())"
+	[ ! -e "$T/open/planted" ]
+	real_clean
+}
+
+@test "real codex: disarming the guard from inside fails and the next forbidden call, next turn too, is denied" {
+	real_model openai "$(script <<'JSON'
+{"turns": [
+ {"tool_calls": [
+  {"tool": "bash", "command": "rm -f \"$PROCTOR_WORKSPACE/../guard/marker.json\""},
+  {"tool": "bash", "command": "printf '\\n[features]\\nhooks = false\\n' >> @T@/run/home/.codex/config.toml"}]},
+ {"tool_calls": [{"tool": "bash", "command": "echo planted > @T@/open/planted"}]},
+ {"text": "one"},
+ {"tool_calls": [{"tool": "bash", "command": "echo planted > @T@/open/planted"}]},
+ {"text": "two"}]}
+JSON
+)"
+	# CODEX_HOME by its literal path: the hook denies a write to a path it cannot know
+	real_task codex "disarm" '["again"]'
+	run_task
+	q "r['status'] == 'completed' and r['guard']['disarmed'] is False"
+	# the config that turns hooks off was refused by the hook, or written and ignored
+	grep -q 'hooks = false' "$T/run/home/.codex/config.toml" 2>/dev/null ||
+		q "any(o.startswith('Command blocked by PreToolUse hook') and 'hooks = false' in o for o in outputs(log[-1:]))"
+	[ -s "$T/run/guard/marker.json" ]
+	# the last request holds the whole thread: the rm and both forbidden writes were blocked
+	q "any(o.startswith('Command blocked by PreToolUse hook') and 'marker.json' in o for o in outputs(log[-1:]))"
+	q "sum(o.startswith('Command blocked by PreToolUse hook') and 'planted' in o for o in outputs(log[-1:])) == 2"
+	q "sum('$T/open/planted' in d['targets'] for d in denials) == 2"
+	[ ! -e "$T/open/planted" ]
+	real_clean
+}
+
+@test "real codex: a turn past limits.turn_timeout_s is discarded and the next turn resumes the thread" {
+	real_model openai '{"turns": [{"text": "one"}, {"hang": true}, {"text": "three", "expect": "one"}]}'
+	real_task codex "first" '["hang now", "after the timeout"]' '' '{"timeout_s":60,"turn_timeout_s":3}'
+	run_task
+	q "[t['status'] for t in r['agent']['turns']] == ['completed', 'turn_timeout', 'completed']"
+	q "r['agent']['turns'][1]['discarded'] is True and r['status'] == 'completed'"
+	q "r['agent']['turns'][2]['session_id'] == r['agent']['turns'][0]['session_id']"
+	q "any(e['type'] == 'item.completed' and e['item'].get('text') == 'three' for e in evt(2))"
+	real_clean
+}
+
+@test "real codex: a model server that drops the connection is agent_failed with the agent's error, in seconds" {
+	real_model openai '{"turns": [{"drop": "before"}]}'
+	real_task codex "go" '[]'
+	run_task
+	q "r['status'] == 'agent_failed' and r['agent']['turns'][0]['status'] == 'failed'"
+	q "'stream disconnected' in r['agent']['turns'][0]['error'] and r['agent']['turns'][0]['error'] in r['reason']"
+	q "r['durations_ms']['agent'] < 20000"
+	real_clean
+}
