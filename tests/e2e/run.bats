@@ -55,7 +55,7 @@ mounts() { cut -d' ' -f5- /proc/self/mountinfo | sort; }
 # Live (non-zombie) processes of the run uids, as "pid:uid:comm".
 live_run_procs() {
 	ps -u "$RUN_UIDS" -o pid=,uid=,stat=,comm= 2>/dev/null |
-		awk '$3 !~ /^Z/ { printf "%s:%s:%s ", $1, $2, $4 }'
+		awk '$3 !~ /^[ZX]/ { printf "%s:%s:%s ", $1, $2, $4 }'
 }
 
 # task DIR AGENT [JSON]: DIR/task.json running tests/e2e/agents/AGENT (copied beside it, so the
