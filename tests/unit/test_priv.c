@@ -238,6 +238,14 @@ static int run_init(bool send_term)
 		usleep(50000);
 		_exit(5);
 	}
+	{
+		/* The other child has exited (not reaped: WNOWAIT) before the init runs, so whether
+		 * the init reaps it does not depend on how fast a sanitized child dies. */
+		siginfo_t info;
+
+		while (waitid(P_PID, (id_t)other, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+			;
+	}
 	if (send_term)
 		kill(getpid(), SIGTERM); /* pending: the init passes it on, it does not die of it */
 	if (spawn_init_reap(main_pid, &st) < 0)
