@@ -21,6 +21,8 @@ setup() {
 	chmod 0755 "$T"
 	R=$T/run
 	mounts >"$T.mounts"
+	# What other suites left running with these uids before this test is not this test's doing.
+	PRE=" $(live_run_procs) "
 }
 
 teardown() {
@@ -54,8 +56,12 @@ mounts() { cut -d' ' -f5- /proc/self/mountinfo | sort; }
 
 # Live (non-zombie) processes of the run uids, as "pid:uid:comm".
 live_run_procs() {
-	ps -u "$RUN_UIDS" -o pid=,uid=,stat=,comm= 2>/dev/null |
-		awk '$3 !~ /^[ZX]/ { printf "%s:%s:%s ", $1, $2, $4 }'
+	local p
+
+	for p in $(ps -u "$RUN_UIDS" -o pid=,uid=,stat=,comm= 2>/dev/null |
+		awk '$3 !~ /^[ZX]/ { printf "%s:%s:%s ", $1, $2, $4 }'); do
+		case "${PRE:-}" in *" $p "*) ;; *) printf '%s ' "$p" ;; esac
+	done
 }
 
 # task DIR AGENT [JSON]: DIR/task.json running tests/e2e/agents/AGENT (copied beside it, so the
