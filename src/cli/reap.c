@@ -15,8 +15,9 @@
 static const char reap_usage[] =
 	"usage: proctor reap --uid U [--pgid P] [--grace MS] [--timeout MS]\n"
 	"Stop process group P (TERM, grace, KILL), then kill every process with uid U in any uid slot,\n"
-	"threads included: TERM, grace, then passes that SIGSTOP every one (so none can fork) and\n"
-	"SIGKILL them all, until two scans in a row find none or the timeout passes. Nothing runs as U.\n"
+	"threads included: TERM, grace, then KILL, sent as kill(-1) with U as this thread's effective\n"
+	"uid (so a process forking to new pids cannot slip past), until two scans in a row find none\n"
+	"or the timeout passes. Nothing U runs can signal the reaper meanwhile.\n"
 	"Prints JSON; exit 0 when nothing survived, 1 when something did (the caller must fail\n"
 	"closed), 2 usage. Defaults: --grace 500, --timeout 5000 (ms). U may not be 0 or the caller's.\n";
 
@@ -52,14 +53,14 @@ int cmd_reap(int argc, char **argv)
 		reap_pgroup((pid_t)pgid, (unsigned)grace);
 	r = reap_uid((uid_t)uid, (unsigned)grace, (unsigned)timeout, &res);
 	if (r == -EINVAL)
-		die(EXIT_USAGE, "--uid %lu: refusing to sweep root or ourselves", uid);
+		die(EXIT_USAGE, "--uid %lu: refusing to sweep root, ourselves or uid %u", uid, (unsigned)REAP_KILL_RUID);
 	surv = json_array();
 	for (size_t i = 0; r < 0 && i < res.nsurvivors; i++)
 		json_array_append_new(surv, json_integer(res.survivors[i]));
-	doc = json_pack("{s:s,s:I,s:I,s:o,s:I,s:b,s:I,s:b,s:b}", "path", "uid-sweep", "uid", (json_int_t)uid,
+	doc = json_pack("{s:s,s:I,s:I,s:o,s:I,s:b,s:I,s:b,s:b,s:b}", "path", "uid-sweep", "uid", (json_int_t)uid,
 			"signalled", (json_int_t)res.signalled, "survivors", surv, "ms", (json_int_t)(now_mono_ms() - t0),
 			"timed_out", res.timed_out, "passes", (json_int_t)res.passes, "cgroup", res.cgroup_used,
-			"pidns_available", reap_pidns_available());
+			"kill_as_uid", res.kill_as_uid, "pidns_available", reap_pidns_available());
 	json_dumpf(doc, stdout, JSON_COMPACT);
 	putchar('\n');
 	fflush(stdout); /* the report first, then the verdict */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* reap.c: process-group stop, the uid sweep over /proc (threads included, stop before kill, two
- * empty scans to finish, a hard deadline), and the cgroup v2 kill (see reap.h). Nothing here
- * forks or changes identity: a helper running as the agent's uid could be SIGSTOPped by the
- * agent and freeze the teardown. */
+/* reap.c: process-group stop, the uid sweep (kill(-1) with the agent's uid as the effective uid
+ * of this thread only; scans of /proc, threads included, to count and as the fallback; two empty
+ * scans to finish, a hard deadline), and the cgroup v2 kill (see reap.h). Nothing here forks: a
+ * helper running as the agent's uid could be SIGSTOPped by the agent and freeze the teardown,
+ * and while this thread holds the agent's uid as its effective one, its real and saved uids are
+ * ones the agent does not have, so the agent can neither signal nor ptrace it. */
 #include "reap.h"
 
 #include <dirent.h>
@@ -16,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -197,6 +200,32 @@ static size_t scan(const struct scan *s)
 	return n;
 }
 
+/* kill(-1, sig) with `uid` as this thread's effective uid: the kernel signals every process
+ * whose real or saved uid is `uid` in one walk under the task-list lock, so a process that keeps
+ * forking to new pids cannot slip past it (a fork in flight fails once its parent has SIGKILL
+ * pending), which no scan of /proc can promise. The raw syscall changes this thread's
+ * credentials only. The real uid is REAP_KILL_RUID, which no process has (kill(-1) reaches the
+ * processes of the sender's real uid too, so it must not stay 0), and the saved uid stays the
+ * caller's: the agent, whose signals and ptrace need its uid to be our real or saved uid, cannot
+ * reach this thread meanwhile, and the kernel clears the effective capabilities (CAP_KILL among
+ * them) until the effective uid is 0 again. 0, or -errno when the identity could not be taken
+ * (not root, or a user namespace without that uid): then the caller scans instead. */
+static int kill_as(uid_t uid, int sig)
+{
+	uid_t ruid, euid, suid;
+	int r = 0;
+
+	if (uid == REAP_KILL_RUID || getresuid(&ruid, &euid, &suid) < 0)
+		return -EINVAL;
+	if (syscall(SYS_setresuid, REAP_KILL_RUID, uid, suid) < 0)
+		return -errno;
+	if (kill(-1, sig) < 0 && errno != ESRCH)
+		r = -errno;
+	if (syscall(SYS_setresuid, ruid, euid, suid) < 0)
+		abort(); /* cannot happen (each is one we had); never go on as another identity */
+	return r;
+}
+
 size_t reap_count_uid(uid_t uid)
 {
 	struct scan s = { .uid = uid, .mode = SCAN_COUNT };
@@ -237,39 +266,57 @@ int reap_uid(uid_t uid, unsigned grace_ms, unsigned deadline_ms, struct reap_res
 	struct reap_cgroup cg = { .dirfd = -1 };
 	struct scan term = { .uid = uid, .mode = SCAN_SIGNAL, .sig = SIGTERM, .res = ret, .end = end };
 	struct scan count = { .uid = uid, .mode = SCAN_COUNT, .res = ret, .end = end };
+	struct scan kil = { .uid = uid, .mode = SCAN_SIGNAL, .sig = SIGKILL, .end = end };
 	unsigned clean = 0;
 	size_t n = 0;
 	uint8_t *killed;
+	bool as_uid, stopped = false;
 
 	memset(ret, 0, sizeof(*ret));
-	if (uid == 0 || uid == getuid())
+	if (uid == 0 || uid == getuid() || uid == REAP_KILL_RUID)
 		return -EINVAL; /* never sweep ourselves or root */
 	killed = calloc(REAP_PID_LIMIT / 8, 1); /* NULL only costs time */
-	ret->signalled = scan(&term);
+	/* One TERM each: all at once as the uid, else to each one the scan finds. */
+	ret->signalled = scan(&count);
+	as_uid = kill_as(uid, SIGTERM) == 0;
+	if (!as_uid)
+		ret->signalled = scan(&term);
+	ret->kill_as_uid = as_uid;
 	n = 1;
 	while (now_mono_ms() < grace_end && (n = scan(&count)))
 		sleep_ms(REAP_POLL_MS);
-	clean = !n; /* all gone within the grace: that scan was the first empty one */
+	/* A process that forks to a new pid faster than a scan reaches it is never seen by one: as
+	 * the uid, KILL goes out once after the grace whatever the scans found. */
+	clean = as_uid ? 0 : !n; /* else all gone within the grace: that scan was the first empty one */
 	while (clean < 2 && now_mono_ms() < end) {
 		if (clean) { /* one empty scan behind us: a second one ends the sweep */
 			clean = (n = scan(&count)) ? 0 : 2;
 			continue;
 		}
-		/* Moving a process between cgroups is slow (about 0.5 ms): only once a pass has left
-		 * something behind, i.e. something forks faster than the scan. */
-		if (cg.dirfd < 0 && ret->passes)
-			sweep_cgroup_open(&cg, start);
 		ret->passes++;
-		if ((n = stop_then_kill(uid, &cg, end, killed)) && cg.dirfd >= 0)
-			ret->cgroup_used = true;
+		if (as_uid && kill_as(uid, SIGKILL) == 0) {
+			n = scan(&kil); /* what kill(-1) cannot reach: a uid in the effective or fs slot only */
+		} else {
+			/* Moving a process between cgroups is slow (about 0.5 ms): only once a pass
+			 * has left something behind, i.e. something forks faster than the scan. */
+			if (cg.dirfd < 0 && ret->passes > 1)
+				sweep_cgroup_open(&cg, start);
+			if ((n = stop_then_kill(uid, &cg, end, killed)) && cg.dirfd >= 0)
+				ret->cgroup_used = true;
+			stopped = true;
+		}
 		ret->signalled = n > ret->signalled ? n : ret->signalled;
 		for (uint64_t settle = now_mono_ms() + REAP_SETTLE_MS; (n = scan(&count)) && now_mono_ms() < settle;)
 			sleep_ms(1);
 		clean = n ? 0 : 1;
 	}
 	if (clean < 2) {
-		count.end = now_mono_ms() + REAP_FINAL_SCAN_MS; /* the report's scan, past the deadline if need be */
-		n = scan(&count);
+		/* The report's scan, past the deadline if need be. After SIGSTOP passes it kills
+		 * what it finds, so a sweep cut short leaves nothing stopped and alive behind it. */
+		struct scan last = { .uid = uid, .mode = stopped ? SCAN_SIGNAL : SCAN_COUNT, .sig = SIGKILL,
+				     .res = ret, .end = now_mono_ms() + REAP_FINAL_SCAN_MS };
+
+		n = scan(&last);
 	}
 	ret->timed_out = n && now_mono_ms() >= end;
 	if (cg.dirfd >= 0) {

@@ -14,6 +14,9 @@
 #define REAP_MAX_SURVIVORS 64
 #define REAP_STATUS_MAX_BYTES 1024 /* of /proc/PID/status: State and Uid come in the first lines */
 #define REAP_STOP_ROUNDS 50        /* SIGSTOP scans before the KILL pass goes ahead regardless */
+/* The real uid the sweep's thread takes while it signals as the agent's uid: one no process has
+ * ((uid_t)-2; -1 is not a uid). It cannot be swept. */
+#define REAP_KILL_RUID ((uid_t)4294967294u)
 
 struct reap_result {
 	size_t signalled; /* processes found and signalled */
@@ -23,20 +26,25 @@ struct reap_result {
 	unsigned passes;  /* stop-and-kill passes */
 	bool timed_out;   /* the deadline ended the sweep (survivors are listed) */
 	bool cgroup_used; /* found processes were moved into a cgroup v2 and killed with cgroup.kill */
+	bool kill_as_uid; /* the signals went out as kill(-1) with the uid as effective uid */
 };
 
 /* SIGTERM the group, wait up to grace_ms for it to go, then SIGKILL it. 0, or -errno (-ESRCH
  * when the group did not exist). */
 int reap_pgroup(pid_t pgid, unsigned grace_ms);
 /* Every live process whose real, effective, saved or fs uid is `uid` (a process whose main
- * thread exited but another runs counts as live): SIGTERM, up to grace_ms to leave, then passes
- * of SIGSTOP until every one found is stopped (so none can fork), SIGKILL to all, until two scans
- * in a row find none. Where cgroup v2 with cgroup.kill exists and a pass left something behind,
- * each one found is also moved into a cgroup of the sweep's own, whose kill reaches children
- * forked after the scan. Never takes
- * longer than deadline_ms plus half a second (the last scan, which
- * gives the report; a scan cut short counts as finding one, so it never reports "none"). Fills *ret; 0 when none survived, -EBUSY when some did
- * (fail closed), -EINVAL for uid 0 or the caller's uid. */
+ * thread exited but another runs counts as live). The signals go out as kill(-1) sent by this
+ * thread with `uid` as its effective uid (real uid REAP_KILL_RUID, saved uid unchanged: nothing of
+ * `uid` can signal it meanwhile): the kernel reaches every process whose real or saved uid is
+ * `uid` at once, forks in flight included. SIGTERM, up to grace_ms to leave, then SIGKILL until
+ * two scans of /proc in a row find none. Where this thread cannot take that identity (not root),
+ * the scans signal instead: passes of SIGSTOP until every one found is stopped (so none can
+ * fork), SIGKILL to all; where cgroup v2 with cgroup.kill exists and a pass left something
+ * behind, each one found is also moved into a cgroup of the sweep's own, whose kill reaches
+ * children forked after the scan. Never takes longer than deadline_ms plus half a second (the
+ * last scan, which kills what it finds and gives the report; a scan cut short counts as finding
+ * one, so it never reports "none"). Fills *ret; 0 when none survived, -EBUSY when some did (fail
+ * closed), -EINVAL for uid 0, the caller's uid or REAP_KILL_RUID. */
 int reap_uid(uid_t uid, unsigned grace_ms, unsigned deadline_ms, struct reap_result *ret);
 /* Processes with `uid` in any uid slot, now (zombies excluded, live threads of a zombie leader
  * included). */

@@ -17,6 +17,7 @@ setup() {
 	mkdir "$T/agents" "$T/ws"
 	cp "$FAKE"/*.json "$T/agents/"
 	cp "$BATS_TEST_DIRNAME/../../examples/uip-fixture.json" "$T/fx.json"
+	procs_mark
 }
 
 teardown() {
@@ -122,7 +123,7 @@ result() { python3 -c "import json,sys; r=json.load(open('$T/run/result.json'));
 	[ "$(result "r['agent']['turns'][2]['session_id']")" = "$sid" ]
 	[ "$(result "r['status']")" = completed ]
 	[ "$(result "r['teardown']['survivors']")" = "[]" ]
-	[ "$(ps -u 2000 -o pid= | wc -l)" -eq 0 ]
+	[ -z "$(procs_ours 2000)" ]
 }
 
 @test "agents: a task naming no known descriptor, or a command the descriptor does not take, is config_error" {

@@ -53,3 +53,28 @@ journal_lines() { [ -f "$JOURNAL" ] && wc -l <"$JOURNAL" | tr -d ' ' || echo 0; 
 
 # jq-free JSON field access for assertions: json_get 'expr' < line
 json_get() { python3 -c "import json,sys; d=[json.loads(l) for l in sys.stdin if l.strip()]; print(eval(sys.argv[1]))" "$1"; }
+
+# Processes a test can be blamed for. A host may run processes of its own under the uids the
+# tests use (a CI host did: python3.11 processes of uid 2000 started in the middle of a test), so
+# counting every process of a uid fails a clean run. procs_mark, at setup, records the pid
+# namespaces alive then; procs_ours UIDS lists the live processes of UIDS, as "pid:uid:comm ",
+# that are in a pid namespace born since (every process of proctor run's agent is) or whose
+# environment, command line or working directory names the test's directory $T (mockd, the
+# worker, a command started with `drop --setenv PROCTOR_E2E=$T`).
+procs_mark() {
+	PROCS_NS=" $(for p in /proc/[0-9]*; do readlink "$p/ns/pid"; done 2>/dev/null | sort -u | tr '\n' ' ') "
+}
+
+procs_ours() {
+	local pid uid stat comm ns
+	ps -u "$1" -o pid=,uid=,stat=,comm= 2>/dev/null | while read -r pid uid stat comm; do
+		case $stat in Z* | X*) continue ;; esac # dead: its parent has yet to reap it
+		ns=$(readlink "/proc/$pid/ns/pid" 2>/dev/null) || continue # gone meanwhile
+		case ${PROCS_NS:-} in
+		*" $ns "*)
+			{ tr '\0' '\n' <"/proc/$pid/environ"; tr '\0' ' ' <"/proc/$pid/cmdline"
+			  readlink "/proc/$pid/cwd"; } 2>/dev/null | grep -qF -- "$T" || continue ;;
+		esac
+		printf '%s:%s:%s ' "$pid" "$uid" "$comm"
+	done
+}

@@ -10,18 +10,23 @@ setup() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root to change identity"
 	setup_tmp
 	PY=/usr/bin/python3
+	procs_mark
 }
 
 teardown() {
 	if [ -n "${T:-}" ]; then
 		"$PROCTOR" reap --uid 2000 --grace 100 >/dev/null 2>&1 || true
+		"$PROCTOR" reap --uid 2001 --grace 100 >/dev/null 2>&1 || true
+		pkill -x -f 'sleep 3338' || true
 		teardown_tmp
 	fi
 }
 
 drop2000() { "$PROCTOR" drop --uid 2000 --gid 2000 --clear-groups "$@"; }
-# Live processes of uid 2000 (zombies wait for their parent, the test shell, to reap them).
-live2000() { ps -u 2000 -o stat= 2>/dev/null | grep -vc '^Z' || true; }
+# drop2000 with a marker in the environment, so procs_ours tells its processes from the host's.
+drop2000m() { drop2000 --setenv "PROCTOR_E2E=$T" "$@"; }
+# Live processes of uid 2000 this test started (zombies wait for their parent to reap them).
+live2000() { procs_ours 2000 | wc -w; }
 # Live tasks (threads) of uid 2000: a process whose main thread exited shows as a zombie in
 # `ps -u`, but its other threads still run.
 live_tasks2000() { ps -L -u 2000 -o stat= 2>/dev/null | grep -vc '^Z' || true; }
@@ -131,7 +136,7 @@ sys.exit(0 if r == 0 else ctypes.get_errno())"
 }
 
 @test "reap: a double-forked, setsid'd, TERM-ignoring escapee is found by the uid sweep and killed" {
-	drop2000 -- /bin/sh -c '(setsid sh -c "trap \"\" TERM; exec sleep 3333" &) ; trap "" TERM; sleep 3334' &
+	drop2000m -- /bin/sh -c '(setsid sh -c "trap \"\" TERM; exec sleep 3333" &) ; trap "" TERM; sleep 3334' &
 	bg=$!
 	for _ in $(seq 1 100); do [ "$(pgrep -u 2000 -f '^sleep 333[34]$' | wc -l)" -eq 2 ] && break; sleep 0.05; done
 	escapee=$(pgrep -u 2000 -f '^sleep 3333$')
@@ -146,13 +151,32 @@ sys.exit(0 if r == 0 else ctypes.get_errno())"
 }
 
 @test "reap: a process that ignores SIGTERM is killed by the KILL pass" {
-	drop2000 -- /bin/sh -c 'trap "" TERM; while :; do sleep 1; done' &
+	drop2000m -- /bin/sh -c 'trap "" TERM; while :; do sleep 1; done' &
 	bg=$!
 	for _ in $(seq 1 100); do pgrep -u 2000 >/dev/null && break; sleep 0.05; done
 	run "$PROCTOR" reap --uid 2000 --grace 100
 	[ "$status" -eq 0 ]
 	wait "$bg" || true
 	[ "$(live2000)" -eq 0 ]
+}
+
+@test "reap: the kill as uid 2000 reaches uid 2000 only: root's and uid 2001's processes live on" {
+	sleep 3338 3>&- &
+	root=$!
+	"$PROCTOR" drop --uid 2001 --gid 2001 --clear-groups -- /bin/sleep 3339 3>&- &
+	other=$!
+	drop2000 -- /bin/sleep 3340 &
+	for _ in $(seq 1 100); do pgrep -u 2001 -f '^/bin/sleep 3339$' >/dev/null && pgrep -u 2000 -f '^/bin/sleep 3340$' >/dev/null && break; sleep 0.05; done
+	run "$PROCTOR" reap --uid 2000 --grace 100
+	echo "$output"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -qF '"kill_as_uid":true'
+	kill -0 "$root"
+	pgrep -u 2001 -f '^/bin/sleep 3339$'
+	run ! pgrep -u 2000 -f '^/bin/sleep 3340$'
+	kill "$root" "$other"
+	"$PROCTOR" reap --uid 2001 --grace 100 >/dev/null
+	wait || true
 }
 
 @test "reap: refuses to sweep root" {
@@ -388,8 +412,15 @@ PY
 import ctypes, platform, threading, time
 threading.Thread(target=time.sleep, args=(600,)).start()
 ctypes.CDLL(None).syscall({"x86_64": 60, "aarch64": 93}[platform.machine()], 0)' &
-	for _ in $(seq 1 100); do ps -u 2000 -o stat= | grep -q '^Z' && break; sleep 0.05; done
-	[ "$(ps -u 2000 -o stat= | grep -c '^Z')" -eq 1 ]
+	# Zombie leaders of uid 2000 with a live thread (plain zombies, which the host's pid 1 may not
+	# have reaped yet, have only their leader).
+	ours_z() {
+		for p in $(ps -u 2000 -o pid=,stat= | awk '$2 ~ /^Z/ { print $1 }'); do
+			[ "$(ls "/proc/$p/task" 2>/dev/null | wc -l)" -gt 1 ] && echo "$p"
+		done
+	}
+	for _ in $(seq 1 100); do [ -n "$(ours_z)" ] && break; sleep 0.05; done
+	[ "$(ours_z | wc -l)" -eq 1 ]
 	[ "$(live_tasks2000)" -eq 1 ]
 	run "$PROCTOR" reap --uid 2000 --grace 50 --timeout 3000
 	[ "$status" -eq 0 ]
@@ -400,19 +431,51 @@ ctypes.CDLL(None).syscall({"x86_64": 60, "aarch64": 93}[platform.machine()], 0)'
 
 @test "hostile: processes that keep forking to new pids are all killed, and stay dead" {
 	[ -x "$PY" ] || skip "/usr/bin/python3 not installed"
+	# Each chain moves to a new pid on every fork and leaves a mark every 20 forks: a scan of
+	# /proc can miss a live one, its marks cannot (no mark after the sweep: every chain died).
+	touch "$T/marks" && chown 2000 "$T/marks"
 	for i in 1 2 3 4; do
 		drop2000 -- "$PY" -c '
-import os, signal
+import os, signal, sys
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
+fd, n = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND), 0
 while True:
+    n += 1
+    if n % 20 == 0:
+        os.write(fd, sys.argv[2].encode())
     if os.fork():
-        os._exit(0)' &
+        os._exit(0)' "$T/marks" "$i" &
 	done
-	for _ in $(seq 1 100); do [ "$(pgrep -c -u 2000)" -ge 4 ] && break; sleep 0.05; done
+	for _ in $(seq 1 200); do
+		[ "$(grep -o '[1234]' "$T/marks" | sort -u | wc -l)" -eq 4 ] && break
+		sleep 0.05
+	done
+	[ "$(grep -o '[1234]' "$T/marks" | sort -u | wc -l)" -eq 4 ] # all four chains run
 	run timeout 20 "$PROCTOR" reap --uid 2000 --grace 50 --timeout 5000
 	echo "$output"
 	[ "$status" -eq 0 ]
-	sleep 0.5
+	echo "$output" | grep -qF '"kill_as_uid":true'
+	before=$(stat -c %s "$T/marks")
+	sleep 1
+	[ "$(stat -c %s "$T/marks")" -eq "$before" ]
 	[ "$(live_tasks2000)" -eq 0 ]
 	wait || true
+}
+
+@test "procs_ours: counts this test's processes of uid 2000, not the host's" {
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) not installed"
+	env -i setpriv --reuid 2000 --regid 2000 --clear-groups sleep 3335 & # the host's: no marker
+	host=$!
+	drop2000m -- /bin/sleep 3336 &
+	marked=$!
+	env -i unshare --pid --fork setpriv --reuid 2000 --regid 2000 --clear-groups sleep 3337 & # a new pid ns
+	nsd=$!
+	for _ in $(seq 1 100); do [ "$(pgrep -u 2000 -f '^sleep 333[567]$' | wc -l)" -eq 3 ] && break; sleep 0.05; done
+	ours=$(procs_ours 2000)
+	"$PROCTOR" reap --uid 2000 --grace 100 >/dev/null
+	wait || true
+	echo "ours: $ours"
+	[ "$(echo "$ours" | wc -w)" -eq 2 ]
+	case " $ours " in *" $host:"*) false ;; esac
+	echo "$ours" | grep -q ':2000:sleep .*:2000:sleep'
 }

@@ -20,8 +20,7 @@ setup() {
 	chmod 1777 "$T/open"
 	cp "$BATS_TEST_DIRNAME/../../examples/uip-fixture.json" "$T/fx.json"
 	real_lock
-	# Live processes of these uids from other suites, before this test: not this test's doing.
-	REAL_PRE=$(ps -u 2000,2100 -o pid=,stat= 2>/dev/null | awk '$2 !~ /^[ZX]/ { printf "%s ", $1 }')
+	procs_mark
 }
 
 teardown() {

@@ -21,8 +21,7 @@ setup() {
 	chmod 0755 "$T"
 	R=$T/run
 	mounts >"$T.mounts"
-	# What other suites left running with these uids before this test is not this test's doing.
-	PRE=" $(live_run_procs) "
+	procs_mark
 }
 
 teardown() {
@@ -33,7 +32,7 @@ teardown() {
 		wait "$p" 2>/dev/null
 	done
 	local left
-	left=$(live_run_procs)
+	left=$(procs_ours "$RUN_UIDS")
 	if [ -n "$left" ]; then
 		problems="${problems}processes left behind: $left"
 		for u in 2000 2001 2100 2101; do "$PROCTOR" reap --uid "$u" --grace 100 >/dev/null 2>&1; done
@@ -53,16 +52,6 @@ teardown() {
 }
 
 mounts() { cut -d' ' -f5- /proc/self/mountinfo | sort; }
-
-# Live (non-zombie) processes of the run uids, as "pid:uid:comm".
-live_run_procs() {
-	local p
-
-	for p in $(ps -u "$RUN_UIDS" -o pid=,uid=,stat=,comm= 2>/dev/null |
-		awk '$3 !~ /^[ZX]/ { printf "%s:%s:%s ", $1, $2, $4 }'); do
-		case "${PRE:-}" in *" $p "*) ;; *) printf '%s ' "$p" ;; esac
-	done
-}
 
 # task DIR AGENT [JSON]: DIR/task.json running tests/e2e/agents/AGENT (copied beside it, so the
 # task ships it) on an empty workspace DIR/ws, JSON merged into it (objects merged key by key).

@@ -303,6 +303,50 @@ static void test_reap__status_parse_state_and_every_uid_slot(void **state)
 	assert_int_equal(reap_status_parse("\nUid:\t1\t2\t3\t4\n", 2, &st, &match), -EINVAL);
 }
 
+/* A chain that forks to a new pid and exits, over and over, under uid 2990: every member holds
+ * the pipe's write end, so EOF on the read end proves every one is dead, which no scan can. The
+ * sweep's thread has its identity back afterwards, and the uid it borrows as real uid is refused. */
+static void test_reap__uid_sweep_kills_a_fork_chain_and_restores_identity(void **state)
+{
+	struct reap_result rr;
+	uid_t ru, eu, su;
+	int p[2], st;
+	pid_t pid;
+	char c;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* needs root to change identity */
+	assert_int_equal(reap_uid(REAP_KILL_RUID, 0, 100, &rr), -EINVAL);
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	prctl(PR_SET_CHILD_SUBREAPER, 1); /* the chain's orphans come back to us to be reaped */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		time_t stop = time(NULL) + 10; /* bounded, should this test fail */
+
+		close(p[0]);
+		signal(SIGTERM, SIG_IGN);
+		if (setresgid(2990, 2990, 2990) < 0 || setresuid(2990, 2990, 2990) < 0)
+			_exit(1);
+		while (time(NULL) < stop)
+			if (fork() != 0)
+				_exit(0);
+		_exit(0);
+	}
+	close(p[1]);
+	usleep(100 * 1000);
+	assert_int_equal(reap_uid(2990, 20, 5000, &rr), 0);
+	assert_true(rr.kill_as_uid);
+	assert_int_equal(getresuid(&ru, &eu, &su), 0);
+	assert_true(ru == 0 && eu == 0 && su == 0);
+	assert_int_equal(read(p[0], &c, 1), 0); /* EOF: no member of the chain is left */
+	close(p[0]);
+	while (waitpid(-1, &st, 0) > 0)
+		;
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
 static void test_reap__cgroup_kill_ends_a_forking_tree(void **state)
 {
 	struct reap_cgroup cg, other;
@@ -360,6 +404,7 @@ int main(void)
 		cmocka_unit_test(test_escape__controls_backslash_and_bad_utf8),
 		cmocka_unit_test(test_reap__status_parse_state_and_every_uid_slot),
 		cmocka_unit_test(test_reap__cgroup_kill_ends_a_forking_tree),
+		cmocka_unit_test(test_reap__uid_sweep_kills_a_fork_chain_and_restores_identity),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

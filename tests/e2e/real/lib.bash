@@ -87,12 +87,7 @@ qp() { python3 "$REAL_DIR/q.py" "$T" "$1" --print; }
 real_clean() {
 	q "r['teardown']['survivors'] == [] and r['teardown']['socket_removed'] is True and r['teardown']['errors'] == []"
 	local left
-	# Live ones only: a zombie is dead, and other suites' orphans wait for the host's pid 1 to
-	# reap them (it can be slow), which says nothing about this run.
-	left=$(ps -u 2000,2100 -o pid=,user=,stat=,args= 2>/dev/null | awk '$3 !~ /^[ZX]/' |
-		while read -r pid rest; do
-			case " ${REAL_PRE:-} " in *" $pid "*) ;; *) echo "$pid $rest" ;; esac
-		done || true)
+	left=$(procs_ours 2000,2100)
 	if [ -n "$left" ]; then
 		echo "processes of uid 2000/2100 left: $left" >&2
 		return 1
