@@ -9,7 +9,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -125,6 +127,42 @@ static void save_task(struct run *r)
 {
 	if (rundir_copy_file(r->o->task_file, r->dfd, "task.json", 0600, 0, 0) < 0)
 		json_array_append_new(r->teardown_errors, json_string("task.json could not be copied into the run"));
+}
+
+/* The run kills every process of its uids at its start and end: ids that belong to an account
+ * of this host would take that account's processes with them. Refused before anything runs. */
+static int check_ids_free(struct run *r)
+{
+	const struct task *t = &r->t;
+	const struct { const char *field; unsigned base; bool group; } ids[] = {
+		{ "identity.agent_uid", t->agent_uid, false }, { "identity.mockd_uid", t->mockd_uid, false },
+		{ "identity.agent_gid", t->agent_gid, true },  { "identity.mockd_uid", t->mockd_uid, true },
+		{ "identity.rpc_gid", t->rpc_gid, true },
+	};
+
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+		for (unsigned k = 0; k < t->slots; k++) {
+			unsigned id = ids[i].base + k;
+			const char *name = NULL;
+
+			if (ids[i].group) {
+				struct group *g = getgrgid((gid_t)id);
+
+				name = g ? g->gr_name : NULL;
+			} else {
+				struct passwd *p = getpwuid((uid_t)id);
+
+				name = p ? p->pw_name : NULL;
+			}
+			if (!name)
+				continue;
+			run_fail(r, "config_error", RUN_EXIT_INVALID,
+				 "%s: %s %u (slot %u) belongs to %s '%s' of this host; a run kills every process of "
+				 "its uids and must own its groups: choose ids no account has (proctor doctor checks them)",
+				 ids[i].field, ids[i].group ? "gid" : "uid", id, k, ids[i].group ? "group" : "user", name);
+			return -EEXIST;
+		}
+	return 0;
 }
 
 static int take_slot(struct run *r)
@@ -1145,7 +1183,7 @@ static void run_steps(struct run *r, int sigfd)
 	uint64_t t;
 
 	t = now_mono_ms();
-	if (take_slot(r) < 0 || stage(r) < 0 || open_logs(r) < 0 || agent_paths(r) < 0)
+	if (check_ids_free(r) < 0 || take_slot(r) < 0 || stage(r) < 0 || open_logs(r) < 0 || agent_paths(r) < 0)
 		return run_phase_end(r, PH_STAGE, t);
 	run_phase_end(r, PH_STAGE, t);
 	say(r, "staged %s (agent uid %u, slot %u)", r->dir, (unsigned)r->uid, r->slot);

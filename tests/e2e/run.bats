@@ -424,7 +424,7 @@ config_error() { # config_error TASK FIELD-TEXT: proctor run TASK fails as it sh
 	[ "$status" -eq 4 ]
 	echo "$stderr" | grep -qF -- "$2"
 	result_ok config_error 4
-	[ -z "$(live_run_procs)" ]
+	[ -z "$(procs_ours "$RUN_UIDS")" ]
 }
 
 @test "run: a task file that is not JSON" {
@@ -452,6 +452,17 @@ config_error() { # config_error TASK FIELD-TEXT: proctor run TASK fails as it sh
 	task "$T/t" exit-at-once.sh '{"private": ["ws/answers.md"]}'
 	echo 42 >"$T/t/ws/answers.md"
 	config_error "$T/t/task.json" "task.json: private[0]"
+}
+
+@test "run: ids that belong to an account of this host are refused before anything runs" {
+	getent passwd 65534 >/dev/null || skip "no user with uid 65534 here"
+	task "$T/t" exit-at-once.sh '{"identity": {"agent_uid": 65534}}'
+	config_error "$T/t/task.json" "identity.agent_uid: uid 65534 (slot 0) belongs to user '$(getent passwd 65534 | cut -d: -f1)'"
+	[ ! -e "$R/workspace" ]
+	rm -rf "$R"
+	getent group 65534 >/dev/null || skip "no group with gid 65534 here"
+	task "$T/u" exit-at-once.sh '{"identity": {"rpc_gid": 65530, "slots": 5}}'
+	config_error "$T/u/task.json" "identity.rpc_gid: gid 65534 (slot 4) belongs to group"
 }
 
 @test "run: a reserved environment name" {
