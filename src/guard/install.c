@@ -71,16 +71,6 @@ int guard_paths_resolved(enum harness h, const char *root, struct guard_paths *r
 	return 0;
 }
 
-static void rfc3339_ms(int64_t ms, char *out, size_t n)
-{
-	time_t s = (time_t)(ms / 1000);
-	struct tm tm;
-
-	gmtime_r(&s, &tm);
-	snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-		 tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
-}
-
 static int write_json(const char *path, json_t *j)
 {
 	char *text = json_dumps(j, JSON_INDENT(2));
@@ -204,7 +194,7 @@ int guard_install(enum harness h, const char *root, unsigned ttl_s, const char *
 	struct guard_paths p;
 	struct buf raw;
 	json_t *old = NULL, *entry = NULL, *merged = NULL, *marker = NULL, *manifest = NULL, *created = json_array();
-	char stamp[96], expires[96];
+	char stamp[TIME_RFC3339_MS_SIZE], expires[TIME_RFC3339_MS_SIZE];
 	int64_t now = now_epoch_ms();
 	struct stat st;
 	int r, existed;
@@ -226,8 +216,8 @@ int guard_install(enum harness h, const char *root, unsigned ttl_s, const char *
 		goto out;
 	entry = hook_entry(h, exe, p.marker);
 	merged = entry ? settings_merge(old, entry) : NULL;
-	rfc3339_ms(now, stamp, sizeof(stamp));
-	rfc3339_ms(now + (int64_t)ttl_s * 1000, expires, sizeof(expires));
+	time_rfc3339_ms(now, stamp);
+	time_rfc3339_ms(now + (int64_t)ttl_s * 1000, expires);
 	marker = marker_json(p.root, expires, denial_log);
 	if ((r = mkdirs(p.root, p.hookdir, created)) < 0 || (r = mkdirs(p.root, p.skills, created)) < 0) {
 		buf_printf(report, "%s: cannot create directories: %s\n", p.root, strerror(-r));
@@ -423,7 +413,7 @@ int guard_teardown(const char *root, struct buf *report)
 int guard_marker_write_roots(const char *marker_path, const char *const *roots, size_t nroots, unsigned ttl_s,
 			     const char *denial_log)
 {
-	char expires[96];
+	char expires[TIME_RFC3339_MS_SIZE];
 	json_t *marker, *list;
 	int r;
 
@@ -432,7 +422,7 @@ int guard_marker_write_roots(const char *marker_path, const char *const *roots, 
 	for (size_t i = 0; i < nroots; i++)
 		if (!roots[i] || roots[i][0] != '/')
 			return -EINVAL;
-	rfc3339_ms(now_epoch_ms() + (int64_t)ttl_s * 1000, expires, sizeof(expires));
+	time_rfc3339_ms(now_epoch_ms() + (int64_t)ttl_s * 1000, expires);
 	marker = marker_json(roots[0], expires, denial_log);
 	list = json_object_get(marker, "allowedRoots");
 	for (size_t i = 1; list && i < nroots; i++)

@@ -58,6 +58,19 @@ int64_t now_epoch_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+void time_rfc3339_ms(int64_t ms, char out[TIME_RFC3339_MS_SIZE])
+{
+	time_t s = (time_t)(ms / 1000);
+	struct tm tm;
+	char tmp[64];
+
+	gmtime_r(&s, &tm);
+	snprintf(tmp, sizeof(tmp), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+		 tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+	memcpy(out, tmp, TIME_RFC3339_MS_SIZE - 1);
+	out[TIME_RFC3339_MS_SIZE - 1] = '\0';
+}
+
 double now_real(void)
 {
 	struct timespec ts;

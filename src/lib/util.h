@@ -15,6 +15,10 @@ int parse_mode(const char *s, unsigned *ret);
 uint64_t now_mono_ms(void);
 /* Milliseconds since the epoch on CLOCK_REALTIME. */
 int64_t now_epoch_ms(void);
+/* `ms` since the epoch as RFC 3339 UTC with milliseconds, "2026-12-01T02:03:04.005Z" (years
+ * past 9999 are cut to fit). */
+#define TIME_RFC3339_MS_SIZE 32
+void time_rfc3339_ms(int64_t ms, char out[TIME_RFC3339_MS_SIZE]);
 /* Seconds since the epoch on CLOCK_REALTIME, with sub-second part. */
 double now_real(void);
 /* True when `s` (of length n) is valid UTF-8 with no NUL bytes. */

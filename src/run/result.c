@@ -24,19 +24,6 @@
 static const char *const phase_names[PH_N] = { "validate", "stage", "bundles", "mockd", "guard", "worker", "agent",
 					       "teardown" };
 
-void run_time_format(int64_t ms, char out[32])
-{
-	time_t s = (time_t)(ms / 1000);
-	struct tm tm;
-	char tmp[64];
-
-	gmtime_r(&s, &tm);
-	snprintf(tmp, sizeof(tmp), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-		 tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
-	memcpy(out, tmp, 31);
-	out[31] = '\0';
-}
-
 void run_layer(struct run *r, const char *name, const char *state, const char *fmt, ...)
 {
 	char detail[1024];
@@ -231,14 +218,14 @@ static json_t *agent_record(struct run *r)
 json_t *run_result_json(struct run *r)
 {
 	json_t *dur = json_object(), *j;
-	char started[32], finished[32];
+	char started[TIME_RFC3339_MS_SIZE], finished[TIME_RFC3339_MS_SIZE];
 	int64_t now = now_epoch_ms();
 
 	for (int i = 0; i < PH_N; i++)
 		json_object_set_new(dur, phase_names[i], json_integer((json_int_t)r->ms[i]));
 	json_object_set_new(dur, "total", json_integer((json_int_t)(now_mono_ms() - r->t0)));
-	run_time_format(r->started_ms, started);
-	run_time_format(now, finished);
+	time_rfc3339_ms(r->started_ms, started);
+	time_rfc3339_ms(now, finished);
 	j = json_pack("{s:i,s:s?,s:s,s:s,s:s,s:s?,s:i,s:s,s:s,s:o,s:o,s:o,s:O,s:O,s:o,s:o,s:o,s:o}", "version", 1, "task_id",
 		      r->t.id, "task_file", r->o->task_file, "run_dir", r->dir, "status", r->status ? r->status : "completed",
 		      "reason", r->reason[0] ? r->reason : NULL, "exit_code", r->exit_code, "started_at", started,

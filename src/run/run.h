@@ -137,6 +137,5 @@ void run_fail(struct run *r, const char *status, int exit_code, const char *fmt,
 	__attribute__((format(printf, 4, 5)));
 json_t *run_result_json(struct run *r);
 int run_write_result(struct run *r);
-void run_time_format(int64_t epoch_ms, char out[32]);
 
 #endif

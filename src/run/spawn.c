@@ -28,6 +28,7 @@
 #include "../lib/json.h"
 #include "../lib/util.h"
 #include "../priv/drop.h"
+#include "../priv/spawn.h"
 #include "rundir.h"
 #include "worker.h"
 
@@ -110,7 +111,7 @@ static noreturn void mockd_exec(struct run *r, int ready_w, int log_fd)
 	snprintf(muid, sizeof(muid), "%u", (unsigned)r->muid);
 	snprintf(rgid, sizeof(rgid), "%u", (unsigned)r->rgid);
 	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0 || dup2(ready_w, 3) < 0 ||
-	    syscall(SYS_close_range, 4U, ~0U, 0U) < 0)
+	    spawn_close_fds_except((const int[]){ 3 }, 1) < 0)
 		_exit(127);
 	execve(r->self, argv, env);
 	_exit(127);
@@ -256,7 +257,7 @@ static noreturn void worker_exec(struct run *r, struct drop_opts *o, int sock, i
 		goto fail;
 	step = "set up fds";
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || dup2(devnull, 0) < 0 || dup2(log_fd, 1) < 0 ||
-	    dup2(log_fd, 2) < 0 || dup2(sock, 3) < 0 || syscall(SYS_close_range, 4U, ~0U, 0U) < 0)
+	    dup2(log_fd, 2) < 0 || dup2(sock, 3) < 0 || spawn_close_fds_except((const int[]){ 3 }, 1) < 0)
 		goto fail;
 	nonce_format(r->nonce, hex);
 	snprintf(nonce_env, sizeof(nonce_env), "%s=%s", WORKER_NONCE_ENV, hex);
@@ -405,7 +406,7 @@ static void write_event(struct run *r, json_t *ev)
 {
 	const char *kind = json_string_value(json_object_get(ev, "event"));
 	const char *text = json_string_value(json_object_get(ev, "text"));
-	char ts[32];
+	char ts[TIME_RFC3339_MS_SIZE];
 	struct buf b;
 
 	if (!strcmp(kind, "stderr")) {
@@ -417,7 +418,7 @@ static void write_event(struct run *r, json_t *ev)
 		return;
 	}
 	r->events++;
-	run_time_format(now_epoch_ms(), ts);
+	time_rfc3339_ms(now_epoch_ms(), ts);
 	buf_init(&b, 0);
 	json_object_set_new(ev, "ts", json_string(ts));
 	json_object_set_new(ev, "seq", json_integer((json_int_t)r->events));
