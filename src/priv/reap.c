@@ -10,13 +10,16 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/magic.h>
+#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/file.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -200,29 +203,79 @@ static size_t scan(const struct scan *s)
 	return n;
 }
 
+/* Only plain root may send as the agent (the restore below needs a saved uid of 0, and a caller
+ * with capabilities but a uid other than 0 would keep them), and one sender at a time: another
+ * sweep in its window has the same real uid, REAP_KILL_RUID, which kill(-1) would reach. The
+ * lock is a root-only file under a root-only directory; -errno when it cannot be taken. */
+static int kill_lock(void)
+{
+	struct stat st;
+	int fd;
+
+	if (mkdir(REAP_KILL_LOCK_DIR, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	if (lstat(REAP_KILL_LOCK_DIR, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 0022))
+		return -EPERM;
+	fd = open(REAP_KILL_LOCK_DIR "/reap.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			int r = -errno;
+
+			close(fd);
+			return r;
+		}
+	}
+	return fd;
+}
+
+/* No effective capability on this thread: a kept CAP_KILL (SECBIT_NO_SETUID_FIXUP) would make
+ * kill(-1) reach every process of the host. */
+static bool no_effective_caps(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct d[2];
+
+	return syscall(SYS_capget, &h, d) == 0 && !d[0].effective && !d[1].effective;
+}
+
 /* kill(-1, sig) with `uid` as this thread's effective uid: the kernel signals every process
  * whose real or saved uid is `uid` in one walk under the task-list lock, so a process that keeps
  * forking to new pids cannot slip past it (a fork in flight fails once its parent has SIGKILL
  * pending), which no scan of /proc can promise. The raw syscall changes this thread's
  * credentials only. The real uid is REAP_KILL_RUID, which no process has (kill(-1) reaches the
- * processes of the sender's real uid too, so it must not stay 0), and the saved uid stays the
- * caller's: the agent, whose signals and ptrace need its uid to be our real or saved uid, cannot
- * reach this thread meanwhile, and the kernel clears the effective capabilities (CAP_KILL among
- * them) until the effective uid is 0 again. 0, or -errno when the identity could not be taken
- * (not root, or a user namespace without that uid): then the caller scans instead. */
-static int kill_as(uid_t uid, int sig)
+ * processes of the sender's real uid too, so it must not stay 0), and the saved uid stays 0: the
+ * agent, whose signals and ptrace need its uid to be our real or saved uid, cannot reach this
+ * thread meanwhile, and the kernel clears the effective capabilities (CAP_KILL among them) until
+ * the effective uid is 0 again, which is checked. The kernel also clears this process's
+ * parent-death signal and makes it non-dumpable (root may still trace it). 0 when the signal
+ * went out (kill(-1) does not say whether it reached anyone: the caller's scans do), or -errno
+ * when it could not be sent that way (not plain root, no lock, a user namespace without
+ * REAP_KILL_RUID, capabilities kept): then the caller scans instead. */
+int reap_signal_uid(uid_t uid, int sig)
 {
 	uid_t ruid, euid, suid;
-	int r = 0;
+	int lock, r = 0;
 
-	if (uid == REAP_KILL_RUID || getresuid(&ruid, &euid, &suid) < 0)
-		return -EINVAL;
-	if (syscall(SYS_setresuid, REAP_KILL_RUID, uid, suid) < 0)
-		return -errno;
-	if (kill(-1, sig) < 0 && errno != ESRCH)
+	if (uid == REAP_KILL_RUID || getresuid(&ruid, &euid, &suid) < 0 || ruid || euid || suid)
+		return -EPERM;
+	if ((lock = kill_lock()) < 0)
+		return lock;
+	if (syscall(SYS_setresuid, REAP_KILL_RUID, uid, 0) < 0) {
 		r = -errno;
-	if (syscall(SYS_setresuid, ruid, euid, suid) < 0)
-		abort(); /* cannot happen (each is one we had); never go on as another identity */
+		close(lock);
+		return r;
+	}
+	if (!no_effective_caps())
+		r = -EPERM;
+	else if (kill(-1, sig) < 0 && errno != ESRCH)
+		r = -errno;
+	if (syscall(SYS_setresuid, 0, 0, 0) < 0)
+		abort(); /* cannot happen (the saved uid is 0); never go on as another identity */
+	close(lock);
 	return r;
 }
 
@@ -276,9 +329,10 @@ int reap_uid(uid_t uid, unsigned grace_ms, unsigned deadline_ms, struct reap_res
 	if (uid == 0 || uid == getuid() || uid == REAP_KILL_RUID)
 		return -EINVAL; /* never sweep ourselves or root */
 	killed = calloc(REAP_PID_LIMIT / 8, 1); /* NULL only costs time */
-	/* One TERM each: all at once as the uid, else to each one the scan finds. */
+	/* One TERM each: all at once as the uid, else to each one the scan finds. Never as the uid
+	 * where REAP_KILL_RUID is in use (an nfsnobody account, a process): kill(-1) would reach it. */
 	ret->signalled = scan(&count);
-	as_uid = kill_as(uid, SIGTERM) == 0;
+	as_uid = !getpwuid(REAP_KILL_RUID) && !reap_count_uid(REAP_KILL_RUID) && reap_signal_uid(uid, SIGTERM) == 0;
 	if (!as_uid)
 		ret->signalled = scan(&term);
 	ret->kill_as_uid = as_uid;
@@ -288,13 +342,14 @@ int reap_uid(uid_t uid, unsigned grace_ms, unsigned deadline_ms, struct reap_res
 	/* A process that forks to a new pid faster than a scan reaches it is never seen by one: as
 	 * the uid, KILL goes out once after the grace whatever the scans found. */
 	clean = as_uid ? 0 : !n; /* else all gone within the grace: that scan was the first empty one */
-	while (clean < 2 && now_mono_ms() < end) {
+	/* At least one KILL pass, even when the grace used up the deadline. */
+	while (clean < 2 && (now_mono_ms() < end || !ret->passes)) {
 		if (clean) { /* one empty scan behind us: a second one ends the sweep */
 			clean = (n = scan(&count)) ? 0 : 2;
 			continue;
 		}
 		ret->passes++;
-		if (as_uid && kill_as(uid, SIGKILL) == 0) {
+		if (as_uid && reap_signal_uid(uid, SIGKILL) == 0) {
 			n = scan(&kil); /* what kill(-1) cannot reach: a uid in the effective or fs slot only */
 		} else {
 			/* Moving a process between cgroups is slow (about 0.5 ms): only once a pass
@@ -308,6 +363,12 @@ int reap_uid(uid_t uid, unsigned grace_ms, unsigned deadline_ms, struct reap_res
 		ret->signalled = n > ret->signalled ? n : ret->signalled;
 		for (uint64_t settle = now_mono_ms() + REAP_SETTLE_MS; (n = scan(&count)) && now_mono_ms() < settle;)
 			sleep_ms(1);
+		/* kill(-1) reports no count: survivors after a pass as the uid (an LSM refusing the
+		 * signals, say) send the next passes through the scans' stop-and-kill. */
+		if (n && as_uid && now_mono_ms() < end) {
+			as_uid = false;
+			ret->kill_as_uid = false;
+		}
 		clean = n ? 0 : 1;
 	}
 	if (clean < 2) {

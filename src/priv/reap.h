@@ -17,6 +17,8 @@
 /* The real uid the sweep's thread takes while it signals as the agent's uid: one no process has
  * ((uid_t)-2; -1 is not a uid). It cannot be swept. */
 #define REAP_KILL_RUID ((uid_t)4294967294u)
+/* Holds reap.lock: one sweep at a time signals as an agent uid (root-only, like the run's locks). */
+#define REAP_KILL_LOCK_DIR "/run/proctor"
 
 struct reap_result {
 	size_t signalled; /* processes found and signalled */
@@ -46,6 +48,13 @@ int reap_pgroup(pid_t pgid, unsigned grace_ms);
  * one, so it never reports "none"). Fills *ret; 0 when none survived, -EBUSY when some did (fail
  * closed), -EINVAL for uid 0, the caller's uid or REAP_KILL_RUID. */
 int reap_uid(uid_t uid, unsigned grace_ms, unsigned deadline_ms, struct reap_result *ret);
+/* kill(-1, sig) sent by this thread with `uid` as its effective uid (real uid REAP_KILL_RUID,
+ * saved uid 0, no effective capability, one sender at a time under REAP_KILL_LOCK_DIR/reap.lock):
+ * reaches every process whose real or saved uid is `uid` at once, and nothing of `uid` can
+ * signal this thread meanwhile. Only for plain root (real, effective and saved uid 0). 0 when
+ * sent (whether it reached anyone is for a scan to tell), or -errno (-EPERM: not plain root, or
+ * capabilities would have stayed effective). */
+int reap_signal_uid(uid_t uid, int sig);
 /* Processes with `uid` in any uid slot, now (zombies excluded, live threads of a zombie leader
  * included). */
 size_t reap_count_uid(uid_t uid);

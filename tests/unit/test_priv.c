@@ -347,6 +347,35 @@ static void test_reap__uid_sweep_kills_a_fork_chain_and_restores_identity(void *
 	prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 
+/* Two sweeps signalling at once, each as its own uid: each sender's real uid is REAP_KILL_RUID
+ * during its window, which the other's kill(-1) would reach without the lock. SIGUSR1 ends a
+ * process by default, so a sender hit by the other dies of it. */
+static void test_reap__concurrent_signals_as_uid_spare_each_other(void **state)
+{
+	pid_t pid[2];
+	int st;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	for (int i = 0; i < 2; i++) {
+		pid[i] = fork();
+		assert_true(pid[i] >= 0);
+		if (pid[i] == 0) {
+			for (int k = 0; k < 3000; k++)
+				if (reap_signal_uid((uid_t)(2991 + i), SIGUSR1) < 0)
+					_exit(2);
+			_exit(0);
+		}
+	}
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(waitpid(pid[i], &st, 0), pid[i]);
+		if (!WIFEXITED(st))
+			fail_msg("sender %d was killed by signal %d", i, WTERMSIG(st));
+		assert_int_equal(WEXITSTATUS(st), 0);
+	}
+}
+
 static void test_reap__cgroup_kill_ends_a_forking_tree(void **state)
 {
 	struct reap_cgroup cg, other;
@@ -405,6 +434,7 @@ int main(void)
 		cmocka_unit_test(test_reap__status_parse_state_and_every_uid_slot),
 		cmocka_unit_test(test_reap__cgroup_kill_ends_a_forking_tree),
 		cmocka_unit_test(test_reap__uid_sweep_kills_a_fork_chain_and_restores_identity),
+		cmocka_unit_test(test_reap__concurrent_signals_as_uid_spare_each_other),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
