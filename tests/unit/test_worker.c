@@ -46,7 +46,10 @@ static void peer_start(struct peer *p)
 		r = worker_serve(sv[1], nonce, &reason);
 		if (reason.data)
 			(void)!write(why[1], reason.data, reason.len);
-		exit(r == 0 ? 0 : 1);
+		buf_free(&reason);
+		/* _exit: the parent's cmocka state is not ours to tear down (make coverage still
+		 * writes the counts, see scripts/coverage_flush.c). */
+		_exit(r == 0 ? 0 : 1);
 	}
 	close(sv[1]);
 	close(why[1]);
