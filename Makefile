@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-# proctor: build, test, install. `make`, `make check`, `make asan`, `make bench`, `make demo`.
+# proctor: build, test, install. `make`, `make check`, `make asan`, `make coverage`, `make bench`,
+# `make demo`.
 
 CC       ?= cc
 PREFIX   ?= /usr/local
@@ -77,7 +78,7 @@ UNITS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all check unit e2e asan bench demo install uninstall clean
+.PHONY: all check unit e2e asan coverage bench demo install uninstall clean
 # Keep every object (make would delete test objects as intermediates and print it after the
 # tests, so the summary line would no longer be the last one).
 .SECONDARY:
@@ -112,6 +113,12 @@ check: all $(UNITS) $(FUZZERS)
 asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 check
 
+# The whole suite on a gcc --coverage build in build-cov, then line and branch coverage of src/
+# per directory; fails under COVERAGE_MIN percent of lines (scripts/coverage.sh).
+COVERAGE_MIN ?= 85
+coverage:
+	@BUILD=build-cov COVERAGE_MIN=$(COVERAGE_MIN) MAKE="$(MAKE)" sh scripts/coverage.sh
+
 bench: all $(BENCHES)
 	@BUILD=$(BUILD) sh bench/run.sh
 
@@ -130,6 +137,6 @@ uninstall:
 	rm -rf $(DESTDIR)$(DATADIR)/proctor/agents
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-cov
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
