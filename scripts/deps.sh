@@ -6,7 +6,7 @@
 set -eu
 
 PKGS="build-essential pkg-config libjansson-dev libssl-dev libcap-ng-dev libcmocka-dev bats
-      python3 procps util-linux mandoc"
+      python3 procps util-linux mandoc binutils"
 
 missing=""
 for p in $PKGS; do
