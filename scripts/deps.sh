@@ -6,7 +6,7 @@
 set -eu
 
 PKGS="build-essential pkg-config libjansson-dev libssl-dev libcap-ng-dev libcmocka-dev bats
-      python3 procps util-linux mandoc gcovr"
+      python3 procps util-linux mandoc gcovr binutils clang"
 
 missing=""
 for p in $PKGS; do

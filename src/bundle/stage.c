@@ -576,6 +576,16 @@ static void drift_note(struct verify_run *v, size_t *counter, const char *kind, 
 		bundle_diag(v->d, "%s: %s%s", kind, rel, extra ? extra : "");
 }
 
+/* The `rel` member (first in struct bundle_file and struct bundle_link) of entry i of `base`,
+ * copied out rather than read through a cast of a byte pointer. */
+static const char *entry_rel(const void *base, size_t i, size_t size)
+{
+	const char *rel;
+
+	memcpy(&rel, (const char *)base + i * size, sizeof(rel));
+	return rel;
+}
+
 /* Is `dir` a parent of something the manifest declares? Entries are sorted, so the first one
  * not below "dir/" in order tells (a binary search, not a scan per directory). */
 static bool has_prefix_sorted(const void *base, size_t n, size_t size, const char *prefix)
@@ -584,14 +594,13 @@ static bool has_prefix_sorted(const void *base, size_t n, size_t size, const cha
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const char *rel = *(char *const *)((const char *)base + mid * size);
 
-		if (strcmp(rel, prefix) < 0)
+		if (strcmp(entry_rel(base, mid, size), prefix) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < n && !strncmp(*(char *const *)((const char *)base + lo * size), prefix, pl);
+	return lo < n && !strncmp(entry_rel(base, lo, size), prefix, pl);
 }
 
 static bool declared_dir(const struct manifest *m, const char *dir)

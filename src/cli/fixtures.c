@@ -51,9 +51,13 @@ int fx_source_option(struct fx_source *src, int opt, const char *arg)
 		if (arg[0] != '-' || strchr(arg, '='))
 			die(EXIT_USAGE, "--noise-flag: '%s' must start with '-' and contain no '='", arg);
 		src->has_noise = true;
-		return strv_push(&src->noise, arg) < 0 ? (die(EXIT_FAILURE_, "out of memory"), 0) : 1;
+		if (strv_push(&src->noise, arg) < 0)
+			die(EXIT_FAILURE_, "out of memory");
+		return 1;
 	case FX_OPT_PASSTHROUGH:
-		return strv_push(&src->prefixes, arg) < 0 ? (die(EXIT_FAILURE_, "out of memory"), 0) : 1;
+		if (strv_push(&src->prefixes, arg) < 0)
+			die(EXIT_FAILURE_, "out of memory");
+		return 1;
 	default:
 		return 0;
 	}

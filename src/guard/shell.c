@@ -1097,7 +1097,7 @@ bool sh_word(struct sh *st, const struct tok *t, char *out, size_t n)
 				return false;
 			else
 				val = v->value;
-			if (p + 1 + nl < end && !var_op(val, p + 1 + nl, (size_t)(end - p - 1 - nl), opbuf, sizeof(opbuf)))
+			if (p + 1 + nl < end && !var_op(val, p + 1 + nl, (size_t)(end - p - 1) - nl, opbuf, sizeof(opbuf)))
 				return false;
 			if (p + 1 + nl < end)
 				val = opbuf;

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdnoreturn.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -40,7 +41,7 @@ static void close_fd(int *fd)
 
 /* The child's side, between fork and exec: async-signal-safe calls only. Any failure is sent
  * back as an errno on `err_w` and the tool never runs. */
-static void child_exec(const char *exe, char **args, char **envp, const struct pt_sandbox *sb, int in, int out_w,
+static noreturn void child_exec(const char *exe, char **args, char **envp, const struct pt_sandbox *sb, int in, int out_w,
 		       int err_w, int report)
 {
 	sigset_t none;

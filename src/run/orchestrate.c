@@ -1183,26 +1183,36 @@ static void run_steps(struct run *r, int sigfd)
 	uint64_t t;
 
 	t = now_mono_ms();
-	if (check_ids_free(r) < 0 || take_slot(r) < 0 || stage(r) < 0 || open_logs(r) < 0 || agent_paths(r) < 0)
-		return run_phase_end(r, PH_STAGE, t);
+	if (check_ids_free(r) < 0 || take_slot(r) < 0 || stage(r) < 0 || open_logs(r) < 0 || agent_paths(r) < 0) {
+		run_phase_end(r, PH_STAGE, t);
+		return;
+	}
 	run_phase_end(r, PH_STAGE, t);
 	say(r, "staged %s (agent uid %u, slot %u)", r->dir, (unsigned)r->uid, r->slot);
 	t = now_mono_ms();
-	if (build_bundles(r) < 0)
-		return run_phase_end(r, PH_BUNDLES, t);
+	if (build_bundles(r) < 0) {
+		run_phase_end(r, PH_BUNDLES, t);
+		return;
+	}
 	run_phase_end(r, PH_BUNDLES, t);
 	t = now_mono_ms();
-	if (run_start_mockd(r) < 0)
-		return run_phase_end(r, PH_MOCKD, t);
+	if (run_start_mockd(r) < 0) {
+		run_phase_end(r, PH_MOCKD, t);
+		return;
+	}
 	check_mockd(r);
 	run_phase_end(r, PH_MOCKD, t);
 	t = now_mono_ms();
-	if (run_failed(r) || arm_guard(r) < 0)
-		return run_phase_end(r, PH_GUARD, t);
+	if (run_failed(r) || arm_guard(r) < 0) {
+		run_phase_end(r, PH_GUARD, t);
+		return;
+	}
 	run_phase_end(r, PH_GUARD, t);
 	t = now_mono_ms();
-	if (run_spawn_worker(r) < 0 || hello(r) < 0)
-		return run_phase_end(r, PH_WORKER, t);
+	if (run_spawn_worker(r) < 0 || hello(r) < 0) {
+		run_phase_end(r, PH_WORKER, t);
+		return;
+	}
 	run_phase_end(r, PH_WORKER, t);
 	say(r, "the cage holds (%s); starting the agent", r->pidns ? "pid namespace, Landlock" : "Landlock");
 	t = now_mono_ms();

@@ -274,10 +274,10 @@ fail:
  * never be one the kernel has handed to somebody else. */
 static noreturn void holder_main(struct run *r, struct drop_opts *o, int sock, int log_fd, int report)
 {
-	int msg[3] = { 0, (int)getpid(), 0 }, st;
+	int msg[3] = { 0, (int)getpid(), 0 }, st = 0;
 	bool own_proc = true;
 	char go;
-	pid_t w;
+	pid_t w, got = -1;
 
 	run_child_signals();
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -300,9 +300,9 @@ static noreturn void holder_main(struct run *r, struct drop_opts *o, int sock, i
 	while (read(report, &go, 1) < 0 && errno == EINTR)
 		;
 	syscall(SYS_close_range, 0U, ~0U, 0U);
-	while (w > 0 && waitpid(w, &st, 0) < 0 && errno == EINTR)
+	while (w > 0 && (got = waitpid(w, &st, 0)) < 0 && errno == EINTR)
 		;
-	_exit(w > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : 127);
+	_exit(got == w && WIFEXITED(st) ? WEXITSTATUS(st) : 127);
 }
 
 static int read_holder(int fd, int msg[3])

@@ -268,7 +268,7 @@ static void test_match__index_agrees_with_linear_scan(void **state)
 			off += (size_t)snprintf(json + off, sizeof(json) - off, "%s{\"argv\":[", r ? "," : "");
 			for (int k = 0; k < n; k++)
 				off += (size_t)snprintf(json + off, sizeof(json) - off, "%s\"%s\"", k ? "," : "",
-							vocab[rand_r(&seed) % (nv - 2)]);
+							vocab[(size_t)rand_r(&seed) % (nv - 2)]);
 			off += (size_t)snprintf(json + off, sizeof(json) - off, "],\"match_mode\":\"subset\"}");
 		}
 		snprintf(json + off, sizeof(json) - off, "]}");
@@ -279,7 +279,7 @@ static void test_match__index_agrees_with_linear_scan(void **state)
 			enum match_mode mode;
 
 			for (size_t k = 0; k < argc; k++)
-				argv[k] = vocab[rand_r(&seed) % nv];
+				argv[k] = vocab[(size_t)rand_r(&seed) % nv];
 			assert_int_equal(matcher_match(x.m, argv, argc, &mode),
 					 matcher_match_subset_linear(x.m, argv, argc));
 		}
