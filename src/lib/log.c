@@ -25,7 +25,7 @@ void log_set_verbose(int v)
 	verbose_level = v;
 }
 
-static void vlog(const char *level, const char *fmt, va_list ap, int err)
+__attribute__((format(printf, 2, 0))) static void vlog(const char *level, const char *fmt, va_list ap, int err)
 {
 	char msg[4096];
 
