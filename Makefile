@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# proctor: build, test, install. `make`, `make check`, `make asan`, `make bench`, `make demo`.
+# proctor: build, test, install. `make`, `make check`, `make asan`, `make fuzz`, `make bench`, `make demo`.
 
 CC       ?= cc
 PREFIX   ?= /usr/local
@@ -9,6 +9,7 @@ DATADIR  ?= $(PREFIX)/share
 DESTDIR  ?=
 BUILD    ?= build
 SANITIZE ?=
+FUZZ_SECONDS ?= 60
 PKGS     := jansson libcrypto libcap-ng
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
@@ -18,6 +19,11 @@ ifeq ($(SANITIZE),)
   OPT      ?= -O2 -g
   HARDEN   := -D_FORTIFY_SOURCE=2
   SAN      :=
+else ifeq ($(SANITIZE),fuzzer)
+  # `make fuzz`: clang's libFuzzer instruments every object; only the harness links its main.
+  OPT      ?= -O1 -g -fno-omit-frame-pointer
+  HARDEN   :=
+  SAN      := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 else
   OPT      ?= -O1 -g -fno-omit-frame-pointer
   HARDEN   :=
@@ -75,9 +81,10 @@ PROCTOR := $(BUILD)/proctor
 SHIM    := $(BUILD)/proctor-shim
 UNITS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
+LIBFUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/libfuzzer/%,$(FUZZ_SRC))
 BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all check unit e2e asan bench demo install uninstall clean
+.PHONY: all check unit e2e asan fuzz fuzz-build bench demo install uninstall clean
 # Keep every object (make would delete test objects as intermediates and print it after the
 # tests, so the summary line would no longer be the last one).
 .SECONDARY:
@@ -101,6 +108,11 @@ $(BUILD)/fuzz/%: $(call obj,tests/fuzz/%.c tests/fuzz/replay_main.c $(CORE_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) $^ -o $@ $(PKG_LIBS) -lm
 
+# The same harnesses linked with libFuzzer's main instead of replay_main.c (make fuzz).
+$(BUILD)/libfuzzer/%: $(call obj,tests/fuzz/%.c $(CORE_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -fsanitize=fuzzer $^ -o $@ $(PKG_LIBS) -lm
+
 $(BUILD)/bench/%: $(call obj,bench/%.c $(CORE_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) $^ -o $@ $(PKG_LIBS) -lm -lpthread
@@ -111,6 +123,15 @@ check: all $(UNITS) $(FUZZERS)
 
 asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 check
+
+# Every harness under clang -fsanitize=fuzzer,address,undefined for FUZZ_SECONDS each, over a
+# copy of its corpus (scripts/fuzz.sh); non-zero on any crash, the crasher kept in build-fuzz/.
+fuzz:
+	@sh scripts/deps.sh fuzz
+	@$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang SANITIZE=fuzzer fuzz-build
+	@nice -n 10 sh scripts/fuzz.sh build-fuzz $(FUZZ_SECONDS)
+
+fuzz-build: $(LIBFUZZERS)
 
 bench: all $(BENCHES)
 	@BUILD=$(BUILD) sh bench/run.sh
@@ -130,6 +151,6 @@ uninstall:
 	rm -rf $(DESTDIR)$(DATADIR)/proctor/agents
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
