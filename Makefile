@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-# proctor: build, test, install. `make`, `make check`, `make asan`, `make coverage`, `make bench`,
-# `make demo`.
+# proctor: build, test, install. `make`, `make check`, `make asan`, `make coverage`, `make fuzz`,
+# `make bench`, `make demo`.
 
 CC       ?= cc
 PREFIX   ?= /usr/local
@@ -10,6 +10,7 @@ DATADIR  ?= $(PREFIX)/share
 DESTDIR  ?=
 BUILD    ?= build
 SANITIZE ?=
+FUZZ_SECONDS ?= 60
 PKGS     := jansson libcrypto libcap-ng
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
@@ -37,6 +38,11 @@ ifeq ($(SANITIZE),)
   HARDEN   := $(HARDEN_COMMON) -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=3 -ftrivial-auto-var-init=zero \
               -fno-strict-overflow
   SAN      :=
+else ifeq ($(SANITIZE),fuzzer)
+  # `make fuzz`: clang's libFuzzer instruments every object; only the harness links its main.
+  OPT      ?= -O1 -g -fno-omit-frame-pointer
+  HARDEN   :=
+  SAN      := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 else
   OPT      ?= -O1 -g -fno-omit-frame-pointer
   HARDEN   := $(HARDEN_COMMON) -U_FORTIFY_SOURCE -ftrivial-auto-var-init=pattern
@@ -105,9 +111,10 @@ PROCTOR := $(BUILD)/proctor
 SHIM    := $(BUILD)/proctor-shim
 UNITS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
+LIBFUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/libfuzzer/%,$(FUZZ_SRC))
 BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all check unit e2e asan coverage bench demo install uninstall clean weverything wev-clang
+.PHONY: all check unit e2e asan coverage fuzz fuzz-build bench demo install uninstall clean weverything wev-clang
 # Keep every object (make would delete test objects as intermediates and print it after the
 # tests, so the summary line would no longer be the last one).
 .SECONDARY:
@@ -130,6 +137,11 @@ $(BUILD)/tests/%: $(call obj,tests/unit/%.c $(CORE_SRC))
 $(BUILD)/fuzz/%: $(call obj,tests/fuzz/%.c tests/fuzz/replay_main.c $(CORE_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(LINK_LDFLAGS) $^ -o $@ $(PKG_LIBS) -lm
+
+# The same harnesses linked with libFuzzer's main instead of replay_main.c (make fuzz).
+$(BUILD)/libfuzzer/%: $(call obj,tests/fuzz/%.c $(CORE_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -fsanitize=fuzzer $^ -o $@ $(PKG_LIBS) -lm
 
 $(BUILD)/bench/%: $(call obj,bench/%.c $(CORE_SRC))
 	@mkdir -p $(dir $@)
@@ -185,6 +197,15 @@ $(BUILD)/weverything/%.ok: %.c | wev-clang
 		$(shell pkg-config --cflags cmocka) -MMD -MP -MF $(@:.ok=.d) -MT $@ $<
 	@touch $@
 
+# Every harness under clang -fsanitize=fuzzer,address,undefined for FUZZ_SECONDS each, over a
+# copy of its corpus (scripts/fuzz.sh); non-zero on any crash, the crasher kept in build-fuzz/.
+fuzz:
+	@sh scripts/deps.sh fuzz
+	@$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang SANITIZE=fuzzer fuzz-build
+	@nice -n 10 sh scripts/fuzz.sh build-fuzz $(FUZZ_SECONDS)
+
+fuzz-build: $(LIBFUZZERS)
+
 bench: all $(BENCHES)
 	@BUILD=$(BUILD) sh bench/run.sh
 
@@ -203,6 +224,6 @@ uninstall:
 	rm -rf $(DESTDIR)$(DATADIR)/proctor/agents
 
 clean:
-	rm -rf build build-asan build-cov
+	rm -rf build build-asan build-cov build-fuzz
 
 -include $(shell find $(BUILD)/obj $(BUILD)/weverything -name '*.d' 2>/dev/null)

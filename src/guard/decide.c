@@ -245,9 +245,9 @@ static void deny_v(struct guard_verdict *v, const char *what, const char *path, 
 	snprintf(v->reason, sizeof(v->reason), "%s%s%s: %s", what, path ? " " : "", path ? path : "", why);
 }
 
-/* Every file an apply_patch patch touches. Codex trims each line before it looks for a header,
- * so we do too; a "***" line we do not know is refused rather than guessed at. */
-static int patch_targets(const char *patch, struct strv *out, const char **ret_bad)
+/* Codex trims each line before it looks for a header, so we do too; a "***" line we do not know
+ * is refused rather than guessed at. */
+int guard_patch_targets(const char *patch, struct strv *out, const char **ret_bad)
 {
 	static const char *const heads[] = { "*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: " };
 	static const char *const plain[] = { "*** Begin Patch", "*** End Patch", "*** End of File" };
@@ -315,7 +315,7 @@ static const char *patch_check(void *ctx, const char *cwd, const char *patch)
 	struct strv targets = { 0 };
 	const char *why = NULL, *bad;
 
-	if (patch_targets(patch, &targets, &bad) < 0) {
+	if (guard_patch_targets(patch, &targets, &bad) < 0) {
 		snprintf(reason, sizeof(reason), "apply_patch: %s", bad);
 		why = reason;
 	} else if (!targets.n) {

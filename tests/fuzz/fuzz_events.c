@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* fuzz_events.c: an agent's event stream (the agent writes it) read with Claude Code's and
- * Codex's rules: every line fed as the worker feeds it. */
+/* fuzz_events.c: an agent's event stream (the agent writes it) read with Claude Code's
+ * (stream-json), Codex's (exec --json) and the command agent's (plain lines) rules: every line fed
+ * as the worker feeds it, and made the frame's JSON string as the worker makes it. */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../src/agent/events.h"
+#include "../../src/lib/buf.h"
+#include "../../src/lib/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -17,7 +21,23 @@ static const char *const rules_text[] = {
 	"\"failed\":{\"type\":\"turn.failed\"},\"session_id\":{\"when\":{\"type\":\"thread.started\"},\"field\":\"thread_id\"},"
 	"\"usage\":{\"when\":{\"type\":\"turn.completed\"},\"field\":\"usage\"},"
 	"\"error\":{\"when\":{\"type\":\"turn.failed\"},\"field\":\"error.message\"}}",
+	"{\"framing\":\"lines\"}",
 };
+
+/* The worker's text_json(): any bytes become a JSON string (invalid UTF-8 as U+FFFD). */
+static void line_text(const char *p, size_t n)
+{
+	struct buf b;
+	json_t *j;
+
+	buf_init(&b, 0);
+	if (utf8_sanitize(&b, p, n) == 0) {
+		if (!(j = json_stringn(b.data ? b.data : "", b.len)))
+			abort();
+		json_decref(j);
+	}
+	buf_free(&b);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -33,6 +53,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				const char *nl = memchr(p, '\n', (size_t)(end - p));
 				size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
 
+				if (k == 0)
+					line_text(p, n);
 				json_decref(events_feed(&r, &t, p, n));
 				p += n + 1;
 			}

@@ -264,6 +264,35 @@ static void test_guard__apply_patch_targets(void **state)
 		    "*** Begin Patch\\n*** Add File: sub/ok.txt\\n+x\\n*** End Patch\\nEOF\"}}", false, NULL);
 }
 
+/* The header parser on its own (it is fuzzed as fuzz_apply_patch): targets as written, in order;
+ * lines trimmed as Codex trims them; a bare or unknown "***" header refused. */
+static void test_guard__patch_targets_parsed(void **state)
+{
+	struct strv t = { 0 };
+	const char *bad;
+
+	(void)state;
+	assert_int_equal(guard_patch_targets("*** Begin Patch\n*** Add File: a.txt\n+x\n*** Update File: b/c.py\n"
+					     "*** Move to: d.py\n@@\n-x\n+y\n*** End of File\n"
+					     " \t*** Delete File: /etc/e \r\n*** End Patch\n",
+					     &t, &bad),
+			 0);
+	assert_int_equal(t.n, 4);
+	assert_string_equal(t.v[0], "a.txt");
+	assert_string_equal(t.v[1], "b/c.py");
+	assert_string_equal(t.v[2], "d.py");
+	assert_string_equal(t.v[3], "/etc/e");
+	strv_free(&t);
+	assert_int_equal(guard_patch_targets("*** Begin Patch\n*** Add File: \n*** End Patch", &t, &bad), -EINVAL);
+	assert_non_null(strstr(bad, "not a patch header"));
+	strv_free(&t);
+	assert_int_equal(guard_patch_targets("*** Begin Patch\n*** add file: x\n", &t, &bad), -EINVAL);
+	strv_free(&t);
+	assert_int_equal(guard_patch_targets("no patch\n+*** body line\n", &t, &bad), 0);
+	assert_int_equal(t.n, 0);
+	strv_free(&t);
+}
+
 static void test_guard__verdict_bytes_pinned(void **state)
 {
 	struct buf b;
@@ -412,6 +441,7 @@ int main(void)
 		cmocka_unit_test(test_guard__write_tools),
 		cmocka_unit_test(test_guard__limits_fail_closed),
 		cmocka_unit_test(test_guard__apply_patch_targets),
+		cmocka_unit_test(test_guard__patch_targets_parsed),
 		cmocka_unit_test(test_guard__verdict_bytes_pinned),
 		cmocka_unit_test(test_guard__marker_armed_and_expiry),
 		cmocka_unit_test(test_guard__hook_config_bytes_pinned),
