@@ -141,7 +141,7 @@ payload() { # payload TOOL INPUT_JSON
 	run bash -c "$(printf '%q ' "$PROCTOR" guard hook --harness claude-code "$M") <<<'$(payload Bash '{"command":"echo SECRET-TEXT > /etc/x"}')'"
 	echo "$output" | grep -q '"permissionDecision":"deny"'
 	[ "$(wc -l <"$T/denials.jsonl")" -eq 2 ]
-	! grep -q SECRET-TEXT "$T/denials.jsonl"
+	run ! grep -q SECRET-TEXT "$T/denials.jsonl"
 	run json_get 'd[1]["tool"], d[1]["targets"], d[1]["input_keys"]' <"$T/denials.jsonl"
 	[ "$output" = "('Bash', ['/etc/x'], ['command'])" ]
 }

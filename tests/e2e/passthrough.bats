@@ -136,7 +136,7 @@ real_tool() { # real_tool BODY: the "real" uip, counting its runs
 	[ "$output" = "parent done" ]
 	# SIGKILL was sent to the tool's group before the answer; delivery itself is asynchronous
 	for _ in $(seq 1 100); do pgrep -f "^sleep 4321$" >/dev/null || break; sleep 0.05; done
-	! pgrep -f "^sleep 4321$" >/dev/null
+	run ! pgrep -f "^sleep 4321$"
 }
 
 # Issue 12 finding 2: an allowlisted prefix lets the agent choose the remaining arguments; the
