@@ -85,12 +85,15 @@ real_tool() { # real_tool BODY: the "real" uip, counting its runs
 }
 
 @test "passthrough: a tool over the time limit is killed and gives 70" {
-	real_tool 'sleep 30'
+	real_tool 'sleep 29.77'
 	start_mockd --passthrough-write "$T/rw" --tool uip --fixture "$T/uip.json" --passthrough 'docsai ask' --passthrough-exec "$T/realbin/uip" \
 		--passthrough-timeout 1
-	run "$UIP" docsai ask x
+	# Killed at its deadline: the answer comes in about a second, not when the tool would end.
+	run timeout 10 "$UIP" docsai ask x
 	[ "$status" -eq 70 ]
 	echo "$output" | grep -q 'timed out'
+	for _ in $(seq 1 100); do pgrep -f '^sleep 29[.]77$' >/dev/null || break; sleep 0.05; done
+	run ! pgrep -f '^sleep 29[.]77$'
 	run "$UIP" docsai ask x # failures are not cached
 	[ "$(wc -l <"$T/rw/runs")" -eq 2 ]
 }
@@ -101,6 +104,17 @@ real_tool() { # real_tool BODY: the "real" uip, counting its runs
 	run "$UIP" docsai ask x
 	[ "$status" -eq 70 ]
 	echo "$output" | grep -q 'output exceeds size limit'
+}
+
+@test "passthrough: a tool is stopped as soon as its output passes 512 KiB, not at its deadline" {
+	real_tool 'head -c 600000 /dev/zero | tr "\0" x; sleep 29.78'
+	start_mockd --passthrough-write "$T/rw" --tool uip --fixture "$T/uip.json" --passthrough 'docsai ask' --passthrough-exec "$T/realbin/uip" \
+		--passthrough-timeout 20
+	run timeout 10 "$UIP" docsai ask x
+	[ "$status" -eq 70 ]
+	echo "$output" | grep -q 'output exceeds size limit'
+	for _ in $(seq 1 100); do pgrep -f '^sleep 29[.]78$' >/dev/null || break; sleep 0.05; done
+	run ! pgrep -f '^sleep 29[.]78$'
 }
 
 @test "passthrough: a tool killed by a signal gives 70" {

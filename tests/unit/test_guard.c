@@ -163,6 +163,12 @@ static void test_guard__write_tools(void **state)
 		    "outside");
 	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"@R/.claude/settings.local.json\"}}",
 		    true, "guard's own files");
+	/* a sibling whose name starts with the root's is outside: a root is a directory, not a prefix */
+	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"@R-evil/x\"}}", true,
+		    "Write @R-evil/x: outside the allowed roots");
+	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"@Rx\"}}", true, "outside");
+	decide_tool("{\"tool_name\":\"Bash\",\"cwd\":\"@R\",\"tool_input\":{\"command\":\"echo x > ../ws2/y\"}}", true,
+		    "outside");
 	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{}}", true, "no file_path");
 	decide_tool("{\"tool_name\":\"Read\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/etc/shadow\"}}", false, NULL);
 	/* through a dangling link, a write creates its target outside */
