@@ -175,6 +175,12 @@ static void test_guard__write_tools(void **state)
 	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"@R/danglink\"}}", true, "outside");
 	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/dev/null\"}}", false, NULL);
 	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/dev/fd/../../@O/x\"}}", true, "outside");
+	/* only /dev/fd/N itself is a standard stream: below it is the directory an fd names */
+	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/dev/fd/3/x\"}}", true, NULL);
+	decide_tool("{\"tool_name\":\"Bash\",\"cwd\":\"@R\",\"tool_input\":{\"command\":\"exec 3</etc; echo x > /dev/fd/3/passwd\"}}",
+		    true, NULL);
+	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/dev/fd/1x\"}}", true, NULL);
+	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/dev/fd/2\"}}", false, NULL);
 	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"@R/.claude/settings.json\"}}", true,
 		    "guard's own files");
 	/* unknown (MCP) tools: judged by the paths in their input */
