@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # proctor: build, test, install. `make`, `make check`, `make asan`, `make coverage`, `make fuzz`,
-# `make bench`, `make demo`.
+# `make bench`, `make demo`, `make lint-tests`, `make mutants`.
 
 CC       ?= cc
 PREFIX   ?= /usr/local
@@ -114,7 +114,8 @@ FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 LIBFUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/libfuzzer/%,$(FUZZ_SRC))
 BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all check unit e2e asan coverage fuzz fuzz-build bench demo install uninstall clean weverything wev-clang
+.PHONY: all check unit e2e asan coverage fuzz fuzz-build bench demo install uninstall clean weverything wev-clang \
+	lint-tests mutants
 # Keep every object (make would delete test objects as intermediates and print it after the
 # tests, so the summary line would no longer be the last one).
 .SECONDARY:
@@ -150,6 +151,15 @@ $(BUILD)/bench/%: $(call obj,bench/%.c $(CORE_SRC))
 # The one test command (README): every suite, then one line "N passed, N failed, N skipped".
 check: all $(UNITS) $(FUZZERS)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/run.sh
+
+# Tests that can fail: no bats assertion that set -e ignores; every mutation in tests/mutants.txt
+# still applies (make mutants runs them: MUTANTS_ONLY="name ..." for a few).
+lint-tests:
+	@sh scripts/lint-bats.sh
+	@sh scripts/mutants.sh --check
+
+mutants: all
+	@sh scripts/mutants.sh $(MUTANTS_ONLY)
 
 asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 check

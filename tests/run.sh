@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Run every suite (cmocka unit tests, fuzz corpus replays, bats end-to-end tests) and end with
-# one line: "N passed, N failed, N skipped". Exit non-zero on any failure.
+# Run every suite (cmocka unit tests, fuzz corpus replays, the bats lint, bats end-to-end tests)
+# and end with one line: "N passed, N failed, N skipped". Exit non-zero on any failure.
 set -u
 BUILD=${BUILD:-build}
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -45,6 +45,10 @@ for f in "$BUILD"/fuzz/fuzz_*; do
 	"$f" "$corpus" >"$out" 2>&1
 	tally "fuzz/$name" $?
 done
+
+# A bats line `! cmd` that set -e ignores asserts nothing: the lint fails on one.
+sh scripts/lint-bats.sh --tap >"$out" 2>&1
+tally "lint/bats" $?
 
 if command -v bats >/dev/null 2>&1; then
 	for b in tests/e2e/*.bats; do

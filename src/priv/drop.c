@@ -53,7 +53,7 @@ static int caps_drop_rest(void)
 }
 
 /* The proof: the old ids cannot be regained, and the kernel's own account matches the request. */
-static int drop_prove(const struct drop_opts *o, uid_t old_uid, gid_t old_gid, int status_fd, const char **ret_step)
+int drop_prove(const struct drop_opts *o, uid_t old_uid, gid_t old_gid, int status_fd, const char **ret_step)
 {
 	struct identity id;
 	struct identity_expect e = { .uid = true, .gid = true, .groups = true, .no_caps = true, .nnp = true,

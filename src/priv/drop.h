@@ -39,6 +39,10 @@ int drop_prepare(struct drop_opts *o, const char **ret_step);
 /* Drop and prove. 0, or -errno with the failed step in *ret_step (the caller must not run the
  * command then). */
 int drop_apply(const struct drop_opts *o, const char **ret_step);
+/* The proof step of drop_apply() alone: regaining old_uid or old_gid must fail, and the status
+ * read from status_fd (from offset 0) must show exactly the identity `o` asks for. drop_apply()
+ * passes /proc/self/status; the unit tests pass forged ones. 0, or -errno with *ret_step. */
+int drop_prove(const struct drop_opts *o, uid_t old_uid, gid_t old_gid, int status_fd, const char **ret_step);
 /* Landlock ABI of the running kernel (0: none). */
 int landlock_abi(void);
 /* The filesystem rights a ruleset handles at this ABI, and those a rule of `kind` on a file or a

@@ -76,7 +76,8 @@ checked 1 files (5 rules): 0 errors, 3 warnings"
 	diff <(sed 's/,$//' "$T/orig.json" | sort) <(sed 's/,$//' "$T/problem-fixture.json" | sort)
 	[ "$(sed -n 4p "$T/problem-fixture.json")" = '    {"argv": ["or", "jobs", "get", "42", "--output", "json"], "match_mode": "subset", "stdout": "job 42\n"},' ]
 	run "$PROCTOR" fixtures check "$T/problem-fixture.json"
-	! echo "$output" | grep -q 'not sorted'
+	[ "$status" -eq 0 ]
+	run ! grep -q 'not sorted' <<<"$output"
 	# every rule's own argv, replayed against both: the answering rule is the same rule
 	# (by content), except rule 1, which was shadowed and now answers itself
 	python3 - "$T" <<-'PY'
@@ -181,7 +182,7 @@ expected calls: 1 of 2 met
 	kill -TERM "$rec"
 	wait "$rec"
 	grep -q "3 rules recorded" "$T/record.err"
-	! grep -q SEKRET1 "$T/rec.json"
+	run ! grep -q SEKRET1 "$T/rec.json"
 	run "$PROCTOR" fixtures check "$T/rec.json"
 	[ "$status" -eq 0 ]
 	start_mockd --tool uip --fixture "$T/rec.json"

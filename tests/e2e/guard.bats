@@ -141,7 +141,7 @@ payload() { # payload TOOL INPUT_JSON
 	run bash -c "$(printf '%q ' "$PROCTOR" guard hook --harness claude-code "$M") <<<'$(payload Bash '{"command":"echo SECRET-TEXT > /etc/x"}')'"
 	echo "$output" | grep -q '"permissionDecision":"deny"'
 	[ "$(wc -l <"$T/denials.jsonl")" -eq 2 ]
-	! grep -q SECRET-TEXT "$T/denials.jsonl"
+	run ! grep -q SECRET-TEXT "$T/denials.jsonl"
 	run json_get 'd[1]["tool"], d[1]["targets"], d[1]["input_keys"]' <"$T/denials.jsonl"
 	[ "$output" = "('Bash', ['/etc/x'], ['command'])" ]
 }
@@ -174,6 +174,25 @@ payload() { # payload TOOL INPUT_JSON
 	run bash -c "echo 'not json' | '$PROCTOR' guard hook --harness claude-code '$M'"
 	[ "$status" -eq 0 ]
 	echo "$output" | grep -q "unreadable hook payload"
+}
+
+@test "guard hook: a payload of exactly 4 MiB is decided; one byte more is denied unread" {
+	"$PROCTOR" guard install --harness claude-code --root "$W" >/dev/null
+	# An allowed command padded (in its description) to exactly N bytes, N = 4 MiB and 4 MiB + 1.
+	python3 - "$(payload Bash '{"command":"ls","description":"PAD"}')" "$T" <<-'PY'
+	import sys
+	p, t = sys.argv[1], sys.argv[2]
+	for name, n in (("at", 4 << 20), ("over", (4 << 20) + 1)):
+	    data = p.replace("PAD", "x" * (n - len(p) + 3))
+	    assert len(data) == n
+	    open(t + "/" + name + ".json", "w").write(data)
+	PY
+	run "$PROCTOR" guard hook --harness claude-code "$M" <"$T/at.json"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	run "$PROCTOR" guard hook --harness claude-code "$M" <"$T/over.json"
+	[ "$status" -eq 0 ]
+	[ "$output" = '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"proctor guard: payload larger than 4194304 bytes"}}' ]
 }
 
 @test "guard: every subcommand has --help; an unknown --harness or a missing marker in hook is a usage error" {

@@ -85,12 +85,16 @@ real_tool() { # real_tool BODY: the "real" uip, counting its runs
 }
 
 @test "passthrough: a tool over the time limit is killed and gives 70" {
-	real_tool 'sleep 30'
+	s=29.$$ # a name no other run uses: a stray from another tree must not fail this test
+	real_tool "sleep $s"
 	start_mockd --passthrough-write "$T/rw" --tool uip --fixture "$T/uip.json" --passthrough 'docsai ask' --passthrough-exec "$T/realbin/uip" \
 		--passthrough-timeout 1
-	run "$UIP" docsai ask x
+	# Killed at its deadline: the answer comes in about a second, not when the tool would end.
+	run timeout 10 "$UIP" docsai ask x
 	[ "$status" -eq 70 ]
 	echo "$output" | grep -q 'timed out'
+	for _ in $(seq 1 100); do pgrep -f "^sleep $s\$" >/dev/null || break; sleep 0.05; done
+	run ! pgrep -f "^sleep $s\$"
 	run "$UIP" docsai ask x # failures are not cached
 	[ "$(wc -l <"$T/rw/runs")" -eq 2 ]
 }
@@ -101,6 +105,18 @@ real_tool() { # real_tool BODY: the "real" uip, counting its runs
 	run "$UIP" docsai ask x
 	[ "$status" -eq 70 ]
 	echo "$output" | grep -q 'output exceeds size limit'
+}
+
+@test "passthrough: a tool is stopped as soon as its output passes 512 KiB, not at its deadline" {
+	s=28.$$
+	real_tool "head -c 600000 /dev/zero | tr '\\0' x; sleep $s"
+	start_mockd --passthrough-write "$T/rw" --tool uip --fixture "$T/uip.json" --passthrough 'docsai ask' --passthrough-exec "$T/realbin/uip" \
+		--passthrough-timeout 20
+	run timeout 10 "$UIP" docsai ask x
+	[ "$status" -eq 70 ]
+	echo "$output" | grep -q 'output exceeds size limit'
+	for _ in $(seq 1 100); do pgrep -f "^sleep $s\$" >/dev/null || break; sleep 0.05; done
+	run ! pgrep -f "^sleep $s\$"
 }
 
 @test "passthrough: a tool killed by a signal gives 70" {
@@ -128,15 +144,16 @@ real_tool() { # real_tool BODY: the "real" uip, counting its runs
 }
 
 @test "passthrough: a background child holding the pipes does not hang the call" {
-	real_tool 'sleep 4321 & echo parent done'
+	s=4321.$$ # a name no other run uses: a stray from another tree must not fail this test
+	real_tool "sleep $s & echo parent done"
 	start_mockd --passthrough-write "$T/rw" --tool uip --fixture "$T/uip.json" --passthrough 'docsai ask' --passthrough-exec "$T/realbin/uip" \
 		--passthrough-timeout 30
 	run "$UIP" docsai ask x
 	[ "$status" -eq 0 ]
 	[ "$output" = "parent done" ]
 	# SIGKILL was sent to the tool's group before the answer; delivery itself is asynchronous
-	for _ in $(seq 1 100); do pgrep -f "^sleep 4321$" >/dev/null || break; sleep 0.05; done
-	! pgrep -f "^sleep 4321$" >/dev/null
+	for _ in $(seq 1 100); do pgrep -f "^sleep $s\$" >/dev/null || break; sleep 0.05; done
+	run ! pgrep -f "^sleep $s\$"
 }
 
 # Issue 12 finding 2: an allowlisted prefix lets the agent choose the remaining arguments; the

@@ -197,7 +197,7 @@ sys.exit(0 if r == 0 else ctypes.get_errno())"
 	kill -KILL "$init"
 	wait "$outer" || true
 	for _ in $(seq 1 100); do pgrep -f '^sleep 444[45]$' >/dev/null || break; sleep 0.05; done
-	! pgrep -f '^sleep 444[45]$'
+	run ! pgrep -f '^sleep 444[45]$'
 }
 
 @test "doctor: text and JSON name each layer, with a fix for the missing ones" {
@@ -252,7 +252,7 @@ sys.exit(0 if r == 0 else ctypes.get_errno())"
 @test "drop: --die-with-parent kills the command when its parent dies" {
 	/bin/sh -c "'$PROCTOR' drop --uid 2000 --gid 2000 --clear-groups --die-with-parent -- /bin/sleep 6666 & sleep 0.3; kill -9 \$\$" || true
 	for _ in $(seq 1 100); do pgrep -f '^/bin/sleep 6666$' >/dev/null || break; sleep 0.05; done
-	! pgrep -f '^/bin/sleep 6666$'
+	run ! pgrep -f '^/bin/sleep 6666$'
 }
 
 # The attack of issue 12 finding 1: the dropped command pushes a command line into the input of

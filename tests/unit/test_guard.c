@@ -163,12 +163,24 @@ static void test_guard__write_tools(void **state)
 		    "outside");
 	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"@R/.claude/settings.local.json\"}}",
 		    true, "guard's own files");
+	/* a sibling whose name starts with the root's is outside: a root is a directory, not a prefix */
+	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"@R-evil/x\"}}", true,
+		    "Write @R-evil/x: outside the allowed roots");
+	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"@Rx\"}}", true, "outside");
+	decide_tool("{\"tool_name\":\"Bash\",\"cwd\":\"@R\",\"tool_input\":{\"command\":\"echo x > ../ws2/y\"}}", true,
+		    "outside");
 	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{}}", true, "no file_path");
 	decide_tool("{\"tool_name\":\"Read\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/etc/shadow\"}}", false, NULL);
 	/* through a dangling link, a write creates its target outside */
 	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"@R/danglink\"}}", true, "outside");
 	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/dev/null\"}}", false, NULL);
 	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/dev/fd/../../@O/x\"}}", true, "outside");
+	/* only /dev/fd/N itself is a standard stream: below it is the directory an fd names */
+	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/dev/fd/3/x\"}}", true, NULL);
+	decide_tool("{\"tool_name\":\"Bash\",\"cwd\":\"@R\",\"tool_input\":{\"command\":\"exec 3</etc; echo x > /dev/fd/3/passwd\"}}",
+		    true, NULL);
+	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/dev/fd/1x\"}}", true, NULL);
+	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/dev/fd/2\"}}", false, NULL);
 	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"@R/.claude/settings.json\"}}", true,
 		    "guard's own files");
 	/* unknown (MCP) tools: judged by the paths in their input */

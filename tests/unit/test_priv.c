@@ -9,6 +9,7 @@
 #include <linux/landlock.h>
 #include <signal.h>
 #include <linux/capability.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -90,6 +91,93 @@ static void test_identity__expectations_report_each_mismatch(void **state)
 	assert_int_equal(identity_check(&id, &e, &report), 1);
 	assert_non_null(strstr(report, "supplementary groups are not the expected set"));
 	free(report);
+}
+
+/* `text` as a file at offset 0, for drop_prove() to read as its /proc/self/status. */
+static int status_fd(const char *text, size_t len)
+{
+	int fd = memfd_create("status", MFD_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, len), (ssize_t)len);
+	return fd;
+}
+
+/* status_text as the kernel would show it after `proctor drop --uid 2000 --gid 2000 --groups
+ * 2200,2300`: gid slot 1 and the bounding set put right. */
+static void dropped_status(char *out, size_t n)
+{
+	static const char gid[] = "Gid:\t2000\t2000\t2000\t2000\n", bnd[] = "CapBnd:\t0000000000000000\n";
+
+	assert_true(n > sizeof(status_text));
+	snprintf(out, n, "%s", status_text);
+	memcpy(strstr(out, "Gid:"), gid, strlen(gid));
+	memcpy(strstr(out, "CapBnd:"), bnd, strlen(bnd));
+}
+
+/* drop_prove() trusts nothing but the status it reads: each field that differs from the request
+ * fails the proof, and so does a status it cannot parse. The drop itself never gets this far
+ * wrong on a sound kernel, so only a forged status shows that the proof really looks. */
+static void test_drop__prove_refuses_a_forged_status(void **state)
+{
+	static const struct {
+		const char *from, *to;
+	} bad[] = {
+		{ "Uid:\t2000\t2000\t2000\t2000\n", "Uid:\t2000\t2000\t0\t2000\n" },
+		{ "Gid:\t2000\t2000\t2000\t2000\n", "Gid:\t2000\t0\t2000\t2000\n" },
+		{ "Groups:\t2200 2300 \n", "Groups:\t2200 2300 0\n" },
+		{ "CapEff:\t0000000000000000\n", "CapEff:\t0000000000000001\n" },
+		{ "CapBnd:\t0000000000000000\n", "CapBnd:\t0000000000200000\n" },
+		{ "CapAmb:\t0000000000000000\n", "CapAmb:\t0000000000200000\n" },
+		{ "NoNewPrivs:\t1\n", "NoNewPrivs:\t0\n" },
+	};
+	const struct drop_opts o = { .uid = 2000, .gid = 2000, .groups = { 2200, 2300 }, .ngroups = 2 };
+	char good[sizeof(status_text) + 64], text[sizeof(good) + 64];
+	const char *step = NULL, *at;
+	int fd;
+
+	(void)state;
+	dropped_status(good, sizeof(good));
+	fd = status_fd(good, strlen(good));
+	assert_int_equal(drop_prove(&o, 2000, 2000, fd, &step), 0);
+	close(fd);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_non_null(at = strstr(good, bad[i].from));
+		snprintf(text, sizeof(text), "%.*s%s%s", (int)(at - good), good, bad[i].to, at + strlen(bad[i].from));
+		fd = status_fd(text, strlen(text));
+		step = NULL;
+		if (drop_prove(&o, 2000, 2000, fd, &step) != -EPERM)
+			fail_msg("forged status %zu (%s) passed the proof", i, bad[i].to);
+		assert_string_equal(step, "proof: /proc/self/status does not match the requested identity");
+		close(fd);
+	}
+	/* Cut off before the capability lines: not a status the proof can vouch for. */
+	fd = status_fd(good, (size_t)(strstr(good, "CapInh:") - good));
+	assert_int_equal(drop_prove(&o, 2000, 2000, fd, &step), -EIO);
+	assert_string_equal(step, "proof: /proc/self/status could not be read");
+	close(fd);
+}
+
+/* A status that matches is not enough: the old ids must be out of reach. As root they are not
+ * (setresuid(0) succeeds), so a proof that claims to drop from root must refuse. */
+static void test_drop__prove_refuses_regainable_ids(void **state)
+{
+	const struct drop_opts o = { .uid = 2000, .gid = 2000, .groups = { 2200, 2300 }, .ngroups = 2 };
+	char good[sizeof(status_text) + 64];
+	const char *step = NULL;
+	int fd;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* an unprivileged process cannot regain uid 0 whatever the code does */
+	dropped_status(good, sizeof(good));
+	fd = status_fd(good, strlen(good));
+	assert_int_equal(drop_prove(&o, 0, 2000, fd, &step), -EPERM);
+	assert_string_equal(step, "proof: the old uid could be regained");
+	assert_int_equal(drop_prove(&o, 2000, 0, fd, &step), -EPERM);
+	assert_string_equal(step, "proof: the old gid could be regained");
+	assert_int_equal(geteuid(), 0); /* setresuid(0, 0, 0) as root changed nothing */
+	close(fd);
 }
 
 static void test_landlock__rule_rights_by_kind_and_abi(void **state)
@@ -519,6 +607,8 @@ int main(void)
 		cmocka_unit_test(test_identity__parses_a_real_status),
 		cmocka_unit_test(test_identity__malformed_status_is_refused),
 		cmocka_unit_test(test_identity__expectations_report_each_mismatch),
+		cmocka_unit_test(test_drop__prove_refuses_a_forged_status),
+		cmocka_unit_test(test_drop__prove_refuses_regainable_ids),
 		cmocka_unit_test(test_landlock__rule_rights_by_kind_and_abi),
 		cmocka_unit_test_setup_teardown(test_drop__apply_proves_ids_caps_and_landlock, scratch_setup, scratch_teardown),
 		cmocka_unit_test(test_spawn__env_starts_clean_keeps_and_replaces),

@@ -54,6 +54,59 @@ static void test_protocol__bad_requests_rejected(void **state)
 	}
 }
 
+/* A request of `argc` empty arguments (3 bytes each: well under the byte limit). */
+static char *request_of_argc(size_t argc)
+{
+	struct buf b;
+
+	buf_init(&b, 0);
+	assert_int_equal(buf_printf(&b, "%s", "{\"version\":1,\"tool\":\"uip\",\"argv\":["), 0);
+	for (size_t i = 0; i < argc; i++)
+		assert_int_equal(buf_printf(&b, "%s", i ? ",\"\"" : "\"\""), 0);
+	assert_int_equal(buf_printf(&b, "%s", "]}"), 0);
+	return b.data;
+}
+
+/* The argc cap is exact: MOCK_MAX_ARGC arguments are served, one more is refused. */
+static void test_protocol__argc_cap_exact(void **state)
+{
+	char *at = request_of_argc(MOCK_MAX_ARGC), *over = request_of_argc(MOCK_MAX_ARGC + 1);
+	struct mock_request req;
+	const char *why;
+
+	(void)state;
+	assert_true(strlen(over) < MOCK_MAX_REQUEST_BYTES);
+	assert_int_equal(parse(at, &why, &req), 0);
+	assert_int_equal(req.argc, MOCK_MAX_ARGC);
+	mock_request_free(&req);
+	assert_int_equal(parse(over, &why, &req), -EINVAL);
+	free(at);
+	free(over);
+}
+
+/* A tool name becomes a file name (RUN/bin/NAME -> proctor-shim): never "." or "..", nothing
+ * but [A-Za-z0-9._+-], at most MOCK_MAX_TOOL_NAME bytes. */
+static void test_protocol__tool_names(void **state)
+{
+	char longest[MOCK_MAX_TOOL_NAME + 2];
+
+	(void)state;
+	assert_true(mock_tool_name_valid("uip"));
+	assert_true(mock_tool_name_valid("g++.x-1_2"));
+	assert_true(mock_tool_name_valid("..."));
+	assert_false(mock_tool_name_valid("."));
+	assert_false(mock_tool_name_valid(".."));
+	assert_false(mock_tool_name_valid(""));
+	assert_false(mock_tool_name_valid("a/b"));
+	assert_false(mock_tool_name_valid("a b"));
+	memset(longest, 'a', sizeof(longest) - 1);
+	longest[MOCK_MAX_TOOL_NAME] = '\0';
+	assert_true(mock_tool_name_valid(longest));
+	longest[MOCK_MAX_TOOL_NAME] = 'a';
+	longest[MOCK_MAX_TOOL_NAME + 1] = '\0';
+	assert_false(mock_tool_name_valid(longest));
+}
+
 static void test_protocol__request_at_limit(void **state)
 {
 	char *line = malloc(MOCK_MAX_REQUEST_BYTES + 1);
@@ -191,6 +244,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_protocol__request_parses),
 		cmocka_unit_test(test_protocol__bad_requests_rejected),
+		cmocka_unit_test(test_protocol__argc_cap_exact),
+		cmocka_unit_test(test_protocol__tool_names),
 		cmocka_unit_test(test_protocol__request_at_limit),
 		cmocka_unit_test(test_protocol__response_bytes_pinned),
 		cmocka_unit_test(test_protocol__request_bytes_pinned),

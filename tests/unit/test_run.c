@@ -224,6 +224,18 @@ static void test_frame__rejects_bad_frames(void **state)
 	b.data[0] = 0x7f;
 	assert_int_equal(frame_decode(other, b.data, FRAME_HEADER_LEN, &used, &out, &why), -EPROTO);
 	assert_string_equal(why, "frame length over the limit");
+	/* exactly: FRAME_MAX_BODY is a frame still to come, one byte more is refused */
+	for (uint32_t n = FRAME_MAX_BODY; n <= FRAME_MAX_BODY + 1; n++) {
+		b.data[0] = (char)(n >> 24);
+		b.data[1] = (char)(n >> 16);
+		b.data[2] = (char)(n >> 8);
+		b.data[3] = (char)n;
+		why = NULL;
+		assert_int_equal(frame_decode(other, b.data, FRAME_HEADER_LEN, &used, &out, &why),
+				 n == FRAME_MAX_BODY ? 0 : -EPROTO);
+		if (n > FRAME_MAX_BODY)
+			assert_string_equal(why, "frame length over the limit");
+	}
 	buf_reset(&b);
 	json_decref(j);
 	j = json_pack("[i]", 1);
