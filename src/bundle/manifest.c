@@ -749,6 +749,25 @@ static bool is_sha256_hex(const char *s)
 	return true;
 }
 
+/* A name the walk could have written: relative, no empty, "." or ".." component, no trailing
+ * slash. Anything else would let a forged manifest point verify outside the bundle. */
+static bool clean_rel(const char *rel)
+{
+	const char *c = rel;
+
+	if (!*rel || *rel == '/')
+		return false;
+	for (;;) {
+		size_t n = strcspn(c, "/");
+
+		if (!n || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		if (!c[n])
+			return true;
+		c += n + 1;
+	}
+}
+
 static int manifest_from_json(const char *path, json_t *root, struct diag *d, struct manifest *m)
 {
 	json_t *files = json_object_get(root, "files"), *links = json_object_get(root, "symlinks");
@@ -761,6 +780,10 @@ static int manifest_from_json(const char *path, json_t *root, struct diag *d, st
 		return -EINVAL;
 	}
 	json_object_foreach(files, k, v) {
+		if (!clean_rel(k)) {
+			bundle_diag(d, "%s: files[\"%s\"]: not a relative name inside the bundle", path, k);
+			return -EINVAL;
+		}
 		if (!json_is_string(v) || !is_sha256_hex(json_string_value(v))) {
 			bundle_diag(d, "%s: files[\"%s\"]: must be a SHA-256 in lowercase hex", path, k);
 			return -EINVAL;
@@ -769,6 +792,10 @@ static int manifest_from_json(const char *path, json_t *root, struct diag *d, st
 			return -ENOMEM;
 	}
 	json_object_foreach(links, k, v) {
+		if (!clean_rel(k) || json_object_get(files, k)) {
+			bundle_diag(d, "%s: symlinks[\"%s\"]: not a relative name inside the bundle, or also a file", path, k);
+			return -EINVAL;
+		}
 		if (!json_is_string(v)) {
 			bundle_diag(d, "%s: symlinks[\"%s\"]: must be a string", path, k);
 			return -EINVAL;

@@ -464,6 +464,47 @@ static void test_bundle__digest_with_executables_is_pinned(void **state)
 	free(m.files);
 }
 
+/* A manifest whose names leave the bundle, or name one path as both a file and a link, is
+ * refused by the loader even with a digest recomputed over it (the digest has no key). */
+static void test_bundle__load_refuses_names_outside_the_bundle(void **state)
+{
+	static const char *const bad[][2] = {
+		{ "../../etc/passwd", NULL }, { "/etc/passwd", NULL }, { "a//b", NULL }, { "a/./b", NULL },
+		{ "a/", NULL }, { "", NULL }, { "ok.md", "ok.md" }, { NULL, "../out" },
+	};
+	const char sum[] = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct manifest *m = calloc(1, sizeof(*m)), *back = NULL;
+		char path[] = "/tmp/proctor-unit-manifest-XXXXXX";
+		struct diag d;
+		json_t *doc;
+		int fd;
+
+		assert_non_null(m);
+		assert_int_equal(manifest_add_file(m, "skills/fine.md", sum), 0);
+		if (bad[i][0])
+			assert_int_equal(manifest_add_file(m, bad[i][0], sum), 0);
+		if (bad[i][1])
+			assert_int_equal(manifest_add_link(m, bad[i][1], "skills/fine.md"), 0);
+		manifest_sort(m);
+		assert_int_equal(manifest_digest(m), 0);
+		assert_non_null(doc = manifest_json(m));
+		assert_true((fd = mkstemp(path)) >= 0);
+		assert_int_equal(json_dumpfd(doc, fd, JSON_SORT_KEYS), 0);
+		close(fd);
+		json_decref(doc);
+		diag_init(&d);
+		assert_int_equal(manifest_load(path, &d, &back), -EINVAL);
+		assert_null(back);
+		assert_true(d.errors > 0);
+		diag_free(&d);
+		unlink(path);
+		manifest_free(m);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -486,6 +527,7 @@ int main(void)
 						bundle_teardown),
 		cmocka_unit_test(test_bundle__canonical_form_fails_closed),
 		cmocka_unit_test(test_bundle__digest_with_executables_is_pinned),
+		cmocka_unit_test(test_bundle__load_refuses_names_outside_the_bundle),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
