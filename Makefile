@@ -11,6 +11,7 @@ DESTDIR  ?=
 BUILD    ?= build
 SANITIZE ?=
 FUZZ_SECONDS ?= 60
+FUZZ_JOBS    ?= 1
 PKGS     := jansson libcrypto libcap-ng
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
@@ -212,7 +213,7 @@ $(BUILD)/weverything/%.ok: %.c | wev-clang
 fuzz:
 	@sh scripts/deps.sh fuzz
 	@$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang SANITIZE=fuzzer fuzz-build
-	@nice -n 10 sh scripts/fuzz.sh build-fuzz $(FUZZ_SECONDS)
+	@FUZZ_JOBS=$(FUZZ_JOBS) nice -n 10 sh scripts/fuzz.sh build-fuzz $(FUZZ_SECONDS)
 
 fuzz-build: $(LIBFUZZERS)
 

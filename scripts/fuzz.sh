@@ -4,6 +4,8 @@
 # of its corpus, and print one line per harness: executions per second, coverage (cov, ft), the
 # seconds it ran and its crashes. New inputs and crashers stay in BUILD/fuzz-run/NAME/; the
 # committed corpus is never written. Exit non-zero when any harness crashed.
+# FUZZ_JOBS harnesses run at once (default 1; CI runs 2, one per core); the lines come out in
+# the harnesses' order either way.
 # Usage: fuzz.sh BUILD SECONDS [NAME...]   (NAME: e.g. fuzz_shell; default every harness)
 set -u
 BUILD=${1:?usage: fuzz.sh BUILD SECONDS [NAME...]}
@@ -11,11 +13,12 @@ SECONDS_EACH=${2:?usage: fuzz.sh BUILD SECONDS [NAME...]}
 shift 2
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP" || exit 1
-[ $# -gt 0 ] || set -- $(cd "$BUILD/libfuzzer" && ls fuzz_*)
+JOBS=${FUZZ_JOBS:-1}
 
-failed=0
-printf '%-20s %10s %8s %8s %6s %s\n' harness exec/s cov ft secs crashes
-for name in "$@"; do
+# run_one NAME: fuzz one harness; its report line (and crasher details) go to fuzz-run/NAME/report,
+# its status (0 clean, 1 crashed) to fuzz-run/NAME/status.
+run_one() {
+	name=$1
 	bin=$BUILD/libfuzzer/$name
 	work=$BUILD/fuzz-run/$name
 	rm -rf "$work"
@@ -36,12 +39,38 @@ for name in "$@"; do
 	if [ "$rc" -ne 0 ] && [ "$n" -eq 0 ]; then
 		n=1 crashers="(exit $rc, see $work/log)"
 	fi
-	printf '%-20s %10s %8s %8s %6s %s\n' "$name" "${eps:-?}" "${cov:-?}" "${ft:-?}" "$secs" "$n"
-	if [ "$n" -ne 0 ]; then
+	{
+		printf '%-20s %10s %8s %8s %6s %s\n' "$name" "${eps:-?}" "${cov:-?}" "${ft:-?}" "$secs" "$n"
+		if [ "$n" -ne 0 ]; then
+			echo "$crashers" | sed 's/^/    crasher: /'
+			grep -m 1 -E 'ERROR: |runtime error:|SUMMARY' "$work/log" | sed 's/^/    /'
+			echo "    minimise: $bin -minimize_crash=1 -runs=100000 CRASHER; replay: $bin CRASHER"
+		fi
+	} >"$work/report"
+	[ "$n" -eq 0 ] && echo 0 >"$work/status" || echo 1 >"$work/status"
+}
+
+if [ "${FUZZ_ONE:-}" ]; then
+	run_one "$1"
+	exit 0
+fi
+[ $# -gt 0 ] || set -- $(cd "$BUILD/libfuzzer" && ls fuzz_*)
+for name in "$@"; do
+	[ -x "$BUILD/libfuzzer/$name" ] || { echo "fuzz: no harness $BUILD/libfuzzer/$name" >&2; exit 2; }
+	rm -f "$BUILD/fuzz-run/$name/status"
+done
+printf '%s\n' "$@" | FUZZ_ONE=1 xargs -P "$JOBS" -I{} sh "$0" "$BUILD" "$SECONDS_EACH" {}
+
+failed=0
+printf '%-20s %10s %8s %8s %6s %s\n' harness exec/s cov ft secs crashes
+for name in "$@"; do
+	work=$BUILD/fuzz-run/$name
+	if [ -f "$work/report" ] && [ -f "$work/status" ]; then
+		cat "$work/report"
+		[ "$(cat "$work/status")" = 0 ] || failed=1
+	else
+		printf '%-20s did not run to the end (see %s/log)\n' "$name" "$work"
 		failed=1
-		echo "$crashers" | sed 's/^/    crasher: /'
-		grep -m 1 -E 'ERROR: |runtime error:|SUMMARY' "$work/log" | sed 's/^/    /'
-		echo "    minimise: $bin -minimize_crash=1 -runs=100000 CRASHER; replay: $bin CRASHER"
 	fi
 done
 exit "$failed"

@@ -11,6 +11,9 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
 # Tally TAP lines from $out; a suite that crashed or fell short of its plan counts as failed.
+# Each suite's line ends with the seconds it took (since the previous tally), so a slow CI run
+# shows where its time went.
+last=$(date +%s)
 tally() {
 	suite=$1 rc=$2
 	p=$(grep -c '^ok ' "$out" | tr -d ' ')
@@ -29,7 +32,9 @@ tally() {
 		grep -v '^ok ' "$out" | head -n 60
 	fi
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
-	printf '%-28s %4d passed %3d failed %3d skipped\n' "$suite" "$p" "$f" "$s"
+	now=$(date +%s)
+	printf '%-28s %4d passed %3d failed %3d skipped %5ds\n' "$suite" "$p" "$f" "$s" $((now - last))
+	last=$now
 }
 
 for t in "$BUILD"/tests/test_*; do

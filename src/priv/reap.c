@@ -206,8 +206,11 @@ static size_t scan(const struct scan *s)
 /* Only plain root may send as the agent (the restore below needs a saved uid of 0, and a caller
  * with capabilities but a uid other than 0 would keep them), and one sender at a time: another
  * sweep in its window has the same real uid, REAP_KILL_RUID, which kill(-1) would reach. The
- * lock is a root-only file under a root-only directory; -errno when it cannot be taken. */
-static int kill_lock(void)
+ * lock is a root-only file under a root-only directory. A holder keeps it for one kill(-1), but
+ * a wedged one (stopped by root, say) must not freeze every teardown of the host: the wait
+ * ends at `end` (CLOCK_MONOTONIC ms; one try when already past). The fd, or -errno (-ETIMEDOUT
+ * when the lock stayed taken). */
+static int kill_lock(uint64_t end)
 {
 	struct stat st;
 	int fd;
@@ -221,13 +224,17 @@ static int kill_lock(void)
 	fd = open(REAP_KILL_LOCK_DIR "/reap.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	while (flock(fd, LOCK_EX) < 0) {
-		if (errno != EINTR) {
-			int r = -errno;
+	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int r = -errno;
 
-			close(fd);
-			return r;
+		if (r == -EWOULDBLOCK && now_mono_ms() < end) {
+			sleep_ms(1);
+			continue;
 		}
+		if (r == -EINTR)
+			continue;
+		close(fd);
+		return r == -EWOULDBLOCK ? -ETIMEDOUT : r;
 	}
 	return fd;
 }
@@ -253,16 +260,16 @@ static bool no_effective_caps(void)
  * the effective uid is 0 again, which is checked. The kernel also clears this process's
  * parent-death signal and makes it non-dumpable (root may still trace it). 0 when the signal
  * went out (kill(-1) does not say whether it reached anyone: the caller's scans do), or -errno
- * when it could not be sent that way (not plain root, no lock, a user namespace without
- * REAP_KILL_RUID, capabilities kept): then the caller scans instead. */
-int reap_signal_uid(uid_t uid, int sig)
+ * when it could not be sent that way (not plain root, the lock still taken after wait_ms, a user
+ * namespace without REAP_KILL_RUID, capabilities kept): then the caller scans instead. */
+int reap_signal_uid(uid_t uid, int sig, unsigned wait_ms)
 {
 	uid_t ruid, euid, suid;
 	int lock, r = 0;
 
 	if (uid == REAP_KILL_RUID || getresuid(&ruid, &euid, &suid) < 0 || ruid || euid || suid)
 		return -EPERM;
-	if ((lock = kill_lock()) < 0)
+	if ((lock = kill_lock(now_mono_ms() + wait_ms)) < 0)
 		return lock;
 	if (syscall(SYS_setresuid, REAP_KILL_RUID, uid, 0) < 0) {
 		r = -errno;
@@ -303,6 +310,17 @@ static size_t stop_then_kill(uid_t uid, const struct reap_cgroup *cg, uint64_t e
 	return scan(&kil);
 }
 
+/* How long a sweep ending at `end` waits for the sender's lock: at most REAP_KILL_LOCK_WAIT_MS,
+ * never past its deadline (0: one try). */
+static unsigned lock_wait(uint64_t end)
+{
+	uint64_t now = now_mono_ms();
+
+	if (now >= end)
+		return 0;
+	return end - now < REAP_KILL_LOCK_WAIT_MS ? (unsigned)(end - now) : REAP_KILL_LOCK_WAIT_MS;
+}
+
 static void sweep_cgroup_open(struct reap_cgroup *cg, uint64_t start)
 {
 	char name[64];
@@ -332,7 +350,7 @@ int reap_uid(uid_t uid, unsigned grace_ms, unsigned deadline_ms, struct reap_res
 	/* One TERM each: all at once as the uid, else to each one the scan finds. Never as the uid
 	 * where REAP_KILL_RUID is in use (an nfsnobody account, a process): kill(-1) would reach it. */
 	ret->signalled = scan(&count);
-	as_uid = !getpwuid(REAP_KILL_RUID) && !reap_count_uid(REAP_KILL_RUID) && reap_signal_uid(uid, SIGTERM) == 0;
+	as_uid = !getpwuid(REAP_KILL_RUID) && !reap_count_uid(REAP_KILL_RUID) && reap_signal_uid(uid, SIGTERM, lock_wait(end)) == 0;
 	if (!as_uid)
 		ret->signalled = scan(&term);
 	ret->kill_as_uid = as_uid;
@@ -349,7 +367,7 @@ int reap_uid(uid_t uid, unsigned grace_ms, unsigned deadline_ms, struct reap_res
 			continue;
 		}
 		ret->passes++;
-		if (as_uid && reap_signal_uid(uid, SIGKILL) == 0) {
+		if (as_uid && reap_signal_uid(uid, SIGKILL, lock_wait(end)) == 0) {
 			n = scan(&kil); /* what kill(-1) cannot reach: a uid in the effective or fs slot only */
 		} else {
 			/* Moving a process between cgroups is slow (about 0.5 ms): only once a pass

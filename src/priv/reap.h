@@ -19,6 +19,9 @@
 #define REAP_KILL_RUID ((uid_t)4294967294u)
 /* Holds reap.lock: one sweep at a time signals as an agent uid (root-only, like the run's locks). */
 #define REAP_KILL_LOCK_DIR "/run/proctor"
+/* The longest a sweep waits for another sweep's kill(-1) (which holds the lock for one system
+ * call) before it signals by scans instead. */
+#define REAP_KILL_LOCK_WAIT_MS 1000u
 
 struct reap_result {
 	size_t signalled; /* processes found and signalled */
@@ -51,10 +54,11 @@ int reap_uid(uid_t uid, unsigned grace_ms, unsigned deadline_ms, struct reap_res
 /* kill(-1, sig) sent by this thread with `uid` as its effective uid (real uid REAP_KILL_RUID,
  * saved uid 0, no effective capability, one sender at a time under REAP_KILL_LOCK_DIR/reap.lock):
  * reaches every process whose real or saved uid is `uid` at once, and nothing of `uid` can
- * signal this thread meanwhile. Only for plain root (real, effective and saved uid 0). 0 when
- * sent (whether it reached anyone is for a scan to tell), or -errno (-EPERM: not plain root, or
- * capabilities would have stayed effective). */
-int reap_signal_uid(uid_t uid, int sig);
+ * signal this thread meanwhile. Only for plain root (real, effective and saved uid 0). Waits up to
+ * wait_ms for the lock (0: one try). 0 when sent (whether it reached anyone is for a scan to
+ * tell), or -errno (-EPERM: not plain root, or capabilities would have stayed effective;
+ * -ETIMEDOUT: another sender held the lock all along). */
+int reap_signal_uid(uid_t uid, int sig, unsigned wait_ms);
 /* Processes with `uid` in any uid slot, now (zombies excluded, live threads of a zombie leader
  * included). */
 size_t reap_count_uid(uid_t uid);

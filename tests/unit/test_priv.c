@@ -9,6 +9,7 @@
 #include <linux/landlock.h>
 #include <signal.h>
 #include <linux/capability.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -453,7 +454,7 @@ static void test_reap__concurrent_signals_as_uid_spare_each_other(void **state)
 		assert_true(pid[i] >= 0);
 		if (pid[i] == 0) {
 			for (int k = 0; k < 3000; k++)
-				if (reap_signal_uid((uid_t)(2991 + i), SIGUSR1) < 0)
+				if (reap_signal_uid((uid_t)(2991 + i), SIGUSR1, 5000) < 0)
 					_exit(2);
 			_exit(0);
 		}
@@ -464,6 +465,56 @@ static void test_reap__concurrent_signals_as_uid_spare_each_other(void **state)
 			fail_msg("sender %d was killed by signal %d", i, WTERMSIG(st));
 		assert_int_equal(WEXITSTATUS(st), 0);
 	}
+}
+
+/* A sender holding the lock (wedged, say) costs a sweep at most its wait: the signal is refused
+ * with -ETIMEDOUT, and reap_uid still kills, by scans, within its deadline. */
+static void test_reap__a_held_lock_bounds_the_wait_and_the_sweep_still_kills(void **state)
+{
+	struct reap_result rr;
+	uint64_t t0;
+	pid_t pid;
+	int fd, st, p[2];
+	char c;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	/* The first send creates the directory and the lock file. */
+	assert_int_equal(reap_signal_uid(2991, 0, 1000), 0);
+	fd = open(REAP_KILL_LOCK_DIR "/reap.lock", O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	for (t0 = now_mono_ms(); flock(fd, LOCK_EX | LOCK_NB) < 0; usleep(1000)) /* another sweep's */
+		assert_true(now_mono_ms() - t0 < 10000);
+	t0 = now_mono_ms();
+	assert_int_equal(reap_signal_uid(2991, 0, 0), -ETIMEDOUT);
+	assert_int_equal(reap_signal_uid(2991, 0, 200), -ETIMEDOUT);
+	assert_true(now_mono_ms() - t0 >= 200);
+	assert_true(now_mono_ms() - t0 < 5000);
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(p[0]);
+		if (setresgid(2990, 2990, 2990) < 0 || setresuid(2990, 2990, 2990) < 0)
+			_exit(1);
+		signal(SIGTERM, SIG_IGN); /* only the KILL pass ends it */
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	usleep(50 * 1000);
+	t0 = now_mono_ms();
+	assert_int_equal(reap_uid(2990, 100, 5000, &rr), 0);
+	assert_false(rr.kill_as_uid); /* the scans did it */
+	assert_true(now_mono_ms() - t0 < 5000);
+	assert_int_equal(read(p[0], &c, 1), 0);
+	close(p[0]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	close(fd); /* releases the lock */
+	assert_int_equal(reap_signal_uid(2991, 0, 1000), 0);
 }
 
 static void test_reap__cgroup_kill_ends_a_forking_tree(void **state)
@@ -622,6 +673,7 @@ int main(void)
 		cmocka_unit_test(test_reap__cgroup_kill_ends_a_forking_tree),
 		cmocka_unit_test(test_reap__uid_sweep_kills_a_fork_chain_and_restores_identity),
 		cmocka_unit_test(test_reap__concurrent_signals_as_uid_spare_each_other),
+		cmocka_unit_test(test_reap__a_held_lock_bounds_the_wait_and_the_sweep_still_kills),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
