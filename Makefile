@@ -67,8 +67,11 @@ ifeq ($(DEPS_MISSING),yes)
 endif
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
-# libcrypto is dlopen'ed by src/lib/hash.c on first use (headers from pkg-config, no link).
-PKG_LIBS   := $(shell pkg-config --libs jansson libcap-ng) -ldl
+# libcrypto and libcap-ng are dlopen'ed on first use (src/lib/dynlib.c: by lib/hash.c to hash
+# bundles, by priv/drop.c to drop privileges): their headers come from pkg-config, but nothing
+# links them, so `proctor guard hook`, exec'd before every tool call, maps neither
+# (tests/e2e/hardening.bats "light:"). Unit tests, fuzz harnesses and benches load them the same way.
+PKG_LIBS   := $(shell pkg-config --libs jansson) -ldl
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka)
 
 ALL_CFLAGS  := $(BASE_CPPFLAGS) $(HARDEN) $(OPT) $(WARN) $(SAN) $(PKG_CFLAGS) $(CFLAGS)

@@ -38,7 +38,7 @@ set -- $("$B/bench/spawn" "$N" "$W/multi/uip" or jobs get J1)
 t_multi=$1
 echo "/bin/true                         ${t_true} us"
 echo "proctor-shim (static, jansson)    ${t_shim} us (p90 ${p90_shim} us)  = $(awk "BEGIN{printf \"%.2f\", $t_shim/$t_true}")x /bin/true  (goal <= 2x)"
-echo "proctor as shim (libcrypto, capng) ${t_multi} us  = $(awk "BEGIN{printf \"%.2f\", $t_multi/$t_true}")x /bin/true"
+echo "proctor as shim (dynamic, jansson) ${t_multi} us  = $(awk "BEGIN{printf \"%.2f\", $t_multi/$t_true}")x /bin/true"
 stop
 
 echo "== mockd throughput: 32 concurrent clients, fixture hits, 5 s"

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* shim.c: proctor-shim, the agent-facing CLI stand-in. Symlink it as the tool's name (`uip`).
  * A separate binary from proctor because it is exec'd on every agent call: it links only libc
- * and jansson (statically where possible); proctor's libcrypto and libcap-ng would add about a
- * millisecond of loader work to every call (measured in bench/, see README). */
+ * and jansson (statically where possible); libcrypto and libcap-ng, which proctor loads
+ * with dlopen() when it needs them, would add about a millisecond of loader work to every call
+ * (measured in bench/, see README). */
 #include <stdio.h>
 #include <string.h>
 

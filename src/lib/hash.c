@@ -6,11 +6,12 @@
  * exec'd for every agent run, must not pay for it (bench/: drop overhead). */
 #include "hash.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <stdio.h>
+
+#include "dynlib.h"
 
 #define LIBCRYPTO_SONAME "libcrypto.so.3"
 
@@ -21,26 +22,23 @@ static struct {
 	int (*init)(EVP_MD_CTX *, const EVP_MD *, ENGINE *);
 	int (*update)(EVP_MD_CTX *, const void *, size_t);
 	int (*final)(EVP_MD_CTX *, unsigned char *, unsigned int *);
-	int loaded; /* 1 ok, -1 failed */
-} evp;
+	int err; /* 0 loaded, else -errno from dynlib_open() */
+} evp = { .err = -ELIBACC };
 
 static pthread_once_t evp_once = PTHREAD_ONCE_INIT;
 
 static void evp_load(void)
 {
-	void *h = dlopen(LIBCRYPTO_SONAME, RTLD_NOW | RTLD_LOCAL);
+	const struct dynlib_sym syms[] = {
+		{ "EVP_MD_CTX_new", &evp.ctx_new },
+		{ "EVP_MD_CTX_free", &evp.ctx_free },
+		{ "EVP_sha256", &evp.sha256 },
+		{ "EVP_DigestInit_ex", &evp.init },
+		{ "EVP_DigestUpdate", &evp.update },
+		{ "EVP_DigestFinal_ex", &evp.final },
+	};
 
-	evp.loaded = -1;
-	if (!h)
-		return;
-	*(void **)&evp.ctx_new = dlsym(h, "EVP_MD_CTX_new");
-	*(void **)&evp.ctx_free = dlsym(h, "EVP_MD_CTX_free");
-	*(void **)&evp.sha256 = dlsym(h, "EVP_sha256");
-	*(void **)&evp.init = dlsym(h, "EVP_DigestInit_ex");
-	*(void **)&evp.update = dlsym(h, "EVP_DigestUpdate");
-	*(void **)&evp.final = dlsym(h, "EVP_DigestFinal_ex");
-	if (evp.ctx_new && evp.ctx_free && evp.sha256 && evp.init && evp.update && evp.final)
-		evp.loaded = 1;
+	evp.err = dynlib_open(LIBCRYPTO_SONAME, syms, sizeof(syms) / sizeof(syms[0]));
 }
 
 int sha256_init(struct sha256 *h)
@@ -49,8 +47,8 @@ int sha256_init(struct sha256 *h)
 
 	h->ctx = NULL;
 	pthread_once(&evp_once, evp_load);
-	if (evp.loaded != 1)
-		return -ELIBACC;
+	if (evp.err < 0)
+		return evp.err;
 	c = evp.ctx_new();
 	h->ctx = c;
 	if (!c)
@@ -84,7 +82,7 @@ int sha256_final_hex(struct sha256 *h, char *out)
 
 void sha256_free(struct sha256 *h)
 {
-	if (h->ctx && evp.loaded == 1)
+	if (h->ctx && evp.err == 0)
 		evp.ctx_free(h->ctx);
 	h->ctx = NULL;
 }

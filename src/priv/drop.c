@@ -1,20 +1,59 @@
 /* SPDX-License-Identifier: MIT */
-/* drop.c: drop privileges in a fixed order and prove the result (see drop.h). */
+/* drop.c: drop privileges in a fixed order and prove the result (see drop.h).
+ *
+ * libcap-ng is loaded on first use (dlopen) rather than linked: proctor is one binary, and
+ * `proctor guard hook`, exec'd before every tool call an agent makes, would otherwise map it for
+ * nothing. It is loaded by drop_prepare(), before any fork and while the old privileges still
+ * reach every file; a drop for which it cannot be loaded fails, it never goes on with
+ * capabilities. */
 #include "drop.h"
 
 #include <cap-ng.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "../lib/dynlib.h"
+
+#define CAPNG_SONAME "libcap-ng.so.0"
+#define CAPNG_STEP "load " CAPNG_SONAME " (it clears the capability sets)"
+
 int landlock_enforce(const struct drop_opts *o);
+
+static struct {
+	void (*clear)(capng_select_t);
+	int (*apply)(capng_select_t);
+	int err; /* 0 loaded, else -errno from dynlib_open(); not loaded yet counts as failed */
+} capng = { .err = -ELIBACC };
+
+static pthread_once_t capng_once = PTHREAD_ONCE_INIT;
+
+static void capng_lib_open(void)
+{
+	const struct dynlib_sym syms[] = {
+		{ "capng_clear", &capng.clear },
+		{ "capng_apply", &capng.apply },
+	};
+
+	capng.err = dynlib_open(CAPNG_SONAME, syms, sizeof(syms) / sizeof(syms[0]));
+}
+
+/* 0 once libcap-ng is loaded, else -ELIBACC / -ELIBBAD (every call: the result is kept). */
+static int capng_lib(void)
+{
+	pthread_once(&capng_once, capng_lib_open);
+	return capng.err;
+}
 
 int drop_prepare(struct drop_opts *o, const char **ret_step)
 {
+	int r;
+
 	if (o->uid == 0 && !o->allow_root_target) {
 		*ret_step = "target uid 0 (root) refused without --allow-root-target";
 		return -EPERM;
@@ -26,6 +65,10 @@ int drop_prepare(struct drop_opts *o, const char **ret_step)
 	if (o->landlock_scope && landlock_abi() < 6) {
 		*ret_step = "--landlock-scope needs Landlock ABI 6 or later";
 		return -EOPNOTSUPP;
+	}
+	if ((r = capng_lib()) < 0) {
+		*ret_step = CAPNG_STEP;
+		return r;
 	}
 	for (size_t i = 0; i < o->nll; i++) {
 		o->ll[i].fd = open(o->ll[i].path, O_PATH | O_CLOEXEC);
@@ -40,16 +83,16 @@ int drop_prepare(struct drop_opts *o, const char **ret_step)
 /* The bounding and ambient sets can only be cleared with CAP_SETPCAP, so before setresuid. */
 static int caps_drop_bounding(void)
 {
-	capng_clear(CAPNG_SELECT_BOUNDS);
-	if (capng_apply(CAPNG_SELECT_BOUNDS) < 0)
+	capng.clear(CAPNG_SELECT_BOUNDS);
+	if (capng.apply(CAPNG_SELECT_BOUNDS) < 0)
 		return -EPERM;
 	return prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 ? -errno : 0;
 }
 
 static int caps_drop_rest(void)
 {
-	capng_clear(CAPNG_SELECT_CAPS);
-	return capng_apply(CAPNG_SELECT_CAPS) < 0 ? -EPERM : 0;
+	capng.clear(CAPNG_SELECT_CAPS);
+	return capng.apply(CAPNG_SELECT_CAPS) < 0 ? -EPERM : 0;
 }
 
 /* The proof: the old ids cannot be regained, and the kernel's own account matches the request. */
@@ -100,6 +143,9 @@ static int drop_steps(const struct drop_opts *o, uid_t old_uid, gid_t old_gid, i
 {
 	int r;
 
+	/* Normally loaded by drop_prepare() already; without it nothing below may change. */
+	if ((r = capng_lib()) < 0)
+		return *ret_step = CAPNG_STEP, r;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return *ret_step = "no_new_privs", -errno;
 	if (setgroups(o->ngroups, o->groups) < 0)

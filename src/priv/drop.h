@@ -34,7 +34,8 @@ struct drop_opts {
 };
 
 /* Checks that need the old privileges: target not root (unless allowed), Landlock available
- * when asked for, every Landlock path opened. 0, or -errno with the step in *ret_step. */
+ * when asked for, libcap-ng loaded (-ELIBACC / -ELIBBAD when it cannot be), every Landlock path
+ * opened. 0, or -errno with the step in *ret_step. */
 int drop_prepare(struct drop_opts *o, const char **ret_step);
 /* Drop and prove. 0, or -errno with the failed step in *ret_step (the caller must not run the
  * command then). */
