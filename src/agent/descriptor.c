@@ -478,8 +478,9 @@ int agent_find(const struct strv *dirs, const char *name, struct diag *d, struct
 int agent_list(const struct strv *dirs, struct strv *ret_names, struct strv *ret_files)
 {
 	struct strv names = { 0 }, files = { 0 };
+	int err = 0;
 
-	for (size_t i = 0; i < dirs->n; i++) {
+	for (size_t i = 0; i < dirs->n && err == 0; i++) {
 		DIR *dp = opendir(dirs->v[i]);
 		struct dirent *e;
 
@@ -494,13 +495,26 @@ int agent_list(const struct strv *dirs, struct strv *ret_names, struct strv *ret
 			for (k = 0; k < names.n && strcmp(names.v[k], e->d_name); k++)
 				;
 			if (k < names.n) { /* a later directory overrides */
+				char *p = strdup(path);
+
+				if (!p) {
+					err = -ENOMEM;
+					break;
+				}
 				free(files.v[k]);
-				files.v[k] = strdup(path);
-			} else if (strv_push(&names, e->d_name) < 0 || strv_push(&files, path) < 0)
+				files.v[k] = p;
+			} else if ((err = strv_push(&names, e->d_name)) < 0 || (err = strv_push(&files, path)) < 0) {
 				break;
+			}
 		}
 		if (dp)
 			closedir(dp);
+	}
+	/* Out of memory: names and files may no longer match one to one, so hand back neither. */
+	if (err < 0) {
+		strv_free(&names);
+		strv_free(&files);
+		return err;
 	}
 	*ret_names = names;
 	*ret_files = files;

@@ -63,7 +63,8 @@ int agent_expand(const char *tmpl, const struct agent_vars *v, char **ret, const
 int agent_search_dirs(const char *exe, const char *extra, struct strv *ret);
 /* Find descriptor `name` along the search path. -ENOENT when there is none. */
 int agent_find(const struct strv *dirs, const char *name, struct diag *d, struct agent_descriptor *ret);
-/* Every descriptor's name and file, by name (later directories win). */
+/* Every descriptor's name and file, by name (later directories win). -ENOMEM, with neither list
+ * written, when out of memory. */
 int agent_list(const struct strv *dirs, struct strv *ret_names, struct strv *ret_files);
 
 #endif

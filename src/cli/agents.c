@@ -91,7 +91,8 @@ int cmd_agents(int argc, char **argv)
 	if (!strcmp(argv[optind], "show"))
 		status = show(&dirs, argv[optind + 1]);
 	else {
-		agent_list(&dirs, &names, &files);
+		if (agent_list(&dirs, &names, &files) < 0)
+			die(EXIT_FAILURE_, "out of memory");
 		for (size_t i = 0; i < names.n; i++) {
 			struct agent_descriptor a;
 			struct diag d;
