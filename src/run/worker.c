@@ -62,16 +62,28 @@ struct werr {
 	char msg[512];
 };
 
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Exactly 2 * FRAME_NONCE_LEN hex digits. Not sscanf("%2x"): it also takes " 1", "+1" and "-1". */
 int nonce_parse(const char *hex, unsigned char out[FRAME_NONCE_LEN])
 {
 	if (!hex || strlen(hex) != 2 * FRAME_NONCE_LEN)
 		return -EINVAL;
 	for (size_t i = 0; i < FRAME_NONCE_LEN; i++) {
-		unsigned v;
+		int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
 
-		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+		if (hi < 0 || lo < 0)
 			return -EINVAL;
-		out[i] = (unsigned char)v;
+		out[i] = (unsigned char)(hi << 4 | lo);
 	}
 	return 0;
 }

@@ -258,6 +258,10 @@ static void test_frame__nonce_hex(void **state)
 	assert_memory_equal(back, nonce, sizeof(back));
 	assert_int_equal(nonce_parse("0102", back), -EINVAL);
 	assert_int_equal(nonce_parse("zz02030405060708090a0b0c0d0e0f10", back), -EINVAL);
+	/* hex digits only: sscanf's %x would take a sign, a blank or an 0x prefix */
+	assert_int_equal(nonce_parse("-102030405060708090a0b0c0d0e0f10", back), -EINVAL);
+	assert_int_equal(nonce_parse(" 102030405060708090a0b0c0d0e0f10", back), -EINVAL);
+	assert_int_equal(nonce_parse("0x02030405060708090a0b0c0d0e0f10", back), -EINVAL);
 	assert_int_equal(nonce_parse(NULL, back), -EINVAL);
 }
 
