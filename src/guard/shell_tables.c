@@ -1263,10 +1263,11 @@ static bool run_path(struct sh *st, const char *path)
 			}
 			shell = in_list(sh_base(interp), shells);
 		} else {
-			shell = memchr(line, '\0', strlen(line)) == NULL && (unsigned char)line[0] != 0x7f; /* no #!: sh */
+			/* no #! and not ELF: sh runs it (one with NUL bytes is then refused as not a text script) */
+			shell = (unsigned char)line[0] != 0x7f;
 		}
 	}
-	fclose(f);
+	(void)fclose(f);
 	if (shell)
 		sh_script_file(st, path, path);
 	return shell;
