@@ -69,8 +69,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: load SOCKET THREADS SECONDS TOOL ARG...\n");
 		return 2;
 	}
-	threads = atoi(argv[2]);
-	seconds = atoi(argv[3]);
+	threads = (int)strtol(argv[2], NULL, 10);
+	seconds = (int)strtol(argv[3], NULL, 10);
 	if (threads < 1 || threads > 256 || seconds < 1)
 		return 2;
 	sa.sun_family = AF_UNIX;

@@ -31,10 +31,12 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void generate(const char *path, int n, int compact)
+static int generate(const char *path, int n, int compact)
 {
 	FILE *f = fopen(path, "w");
 
+	if (!f)
+		return -1;
 	fprintf(f, "{\"version\":1,\"responses\":[\n");
 	for (int i = 0; i < n && compact; i++)
 		fprintf(f, "%s{\"argv\":[\"or\",\"%s\",\"%s\",\"%08x\",\"--output\",\"json\"],\"match_mode\":"
@@ -49,13 +51,13 @@ static void generate(const char *path, int n, int compact)
 			i ? "," : "", res[i % 8], verb[(i / 8) % 8], (unsigned)i * 2654435761u, i, i % 50,
 			(unsigned)i * 2654435761u);
 	fprintf(f, "],\"default\":{\"exit_code\":0,\"stdout\":\"[]\\n\"}}\n");
-	fclose(f);
+	return fclose(f) == 0 ? 0 : -1;
 }
 
 int main(int argc, char **argv)
 {
 	static const char *const noise[] = { "--output" };
-	int n = argc >= 3 ? atoi(argv[1]) : 0, q = 20000;
+	int n = argc >= 3 ? (int)strtol(argv[1], NULL, 10) : 0, q = 20000;
 	int compact = argc > 3 && !strcmp(argv[3], "compact");
 	struct fixture *fx = NULL;
 	struct matcher *m = NULL;
@@ -67,7 +69,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: match N FIXTURE_OUT [compact]\n");
 		return 2;
 	}
-	generate(argv[2], n, compact);
+	if (generate(argv[2], n, compact) < 0) {
+		fprintf(stderr, "%s: cannot write the fixture\n", argv[2]);
+		return 1;
+	}
 	stat(argv[2], &st);
 	diag_init(&d);
 	t0 = now_ns();
@@ -77,8 +82,12 @@ int main(int argc, char **argv)
 	}
 	t1 = now_ns();
 	lat = calloc((size_t)q, sizeof(*lat));
+	if (!lat)
+		return 1;
+	/* NOLINTNEXTLINE(cert-msc32-c,cert-msc51-cpp): the same queries on every run, so runs compare */
 	srand(7);
 	for (int i = 0; i < q; i++) {
+		/* NOLINTNEXTLINE(cert-msc30-c,cert-msc50-cpp): a spread of rules, not a secret */
 		size_t r = (size_t)rand() % fx->nrules;
 		const char *qv[12];
 		size_t qc = 0;
@@ -95,6 +104,7 @@ int main(int argc, char **argv)
 		lat[i] = now_ns() - a;
 		if (hit != (ssize_t)r) {
 			fprintf(stderr, "wrong rule for query %zu: %zd\n", r, hit);
+			free(lat);
 			return 1;
 		}
 	}

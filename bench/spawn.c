@@ -20,7 +20,7 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	int n = argc > 2 ? atoi(argv[1]) : 0;
+	int n = argc > 2 ? (int)strtol(argv[1], NULL, 10) : 0;
 	double *t;
 	posix_spawn_file_actions_t fa;
 
@@ -29,6 +29,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	t = calloc((size_t)n, sizeof(*t));
+	if (!t)
+		return 1;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
 	for (int i = 0; i < n; i++) {
@@ -40,6 +42,7 @@ int main(int argc, char **argv)
 		if (posix_spawn(&pid, argv[2], &fa, NULL, argv + 2, environ) != 0 || waitpid(pid, &st, 0) < 0 ||
 		    !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 			fprintf(stderr, "spawn: %s failed\n", argv[2]);
+			free(t);
 			return 1;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &b);
