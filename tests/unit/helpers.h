@@ -42,7 +42,7 @@ static inline const char *scratch_file(const char *name, const char *text)
 	f = fopen(path, "w");
 	assert_non_null(f);
 	fputs(text, f);
-	fclose(f);
+	assert_int_equal(fclose(f), 0);
 	return path;
 }
 

@@ -597,8 +597,11 @@ static int drop_child_checks(const struct drop_opts *o)
 			unlink(path);
 		}
 	}
-	if ((fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0 || errno != EACCES)
+	if ((fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0 || errno != EACCES) {
 		bad |= DROP_BAD_ROOT;
+		if (fd >= 0)
+			close(fd);
+	}
 	if (prctl(PR_CAPBSET_READ, CAP_SYS_ADMIN, 0, 0, 0) != 0 || prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
 		bad |= DROP_BAD_CAPS;
 	return bad;
