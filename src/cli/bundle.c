@@ -182,7 +182,7 @@ static int bundle_verify_cmd(int argc, char **argv)
 	int i = bundle_parse(&a, argc, argv, 1);
 	char *mpath = a.manifest ? strdup(a.manifest) : bundle_manifest_path(argv[i]);
 	struct manifest *m = NULL;
-	struct bundle_drift drift;
+	struct bundle_drift drift = { 0 };
 	char *esc = NULL;
 	struct diag d;
 	int r;

@@ -442,7 +442,7 @@ int fixtures_sort(int argc, char **argv)
 		fx_print_diag(stderr, &d);
 		goto out;
 	}
-	if (sort_tool(&src, argv[optind], &in, &cb, &before) < 0)
+	if (sort_tool(&src, argv[optind], &in, &cb, &before) != 0)
 		goto out;
 	perm = calloc(before.fixture->nrules + 1, sizeof(*perm));
 	if (!perm)

@@ -163,6 +163,7 @@ static void groups_or_die(struct drop_opts *o, const char *list)
 	if (!copy)
 		die(EXIT_FAILURE_, "out of memory");
 	o->ngroups = 0;
+	/* NOLINTNEXTLINE(clang-analyzer-unix.Malloc): copy is freed by _cleanup_free_, which the analyzer does not model */
 	for (char *g = strtok_r(copy, ",", &save); g; g = strtok_r(NULL, ",", &save)) {
 		if (o->ngroups == IDENTITY_MAX_GROUPS)
 			die(EXIT_USAGE, "--groups: at most %d groups", IDENTITY_MAX_GROUPS);
@@ -401,9 +402,11 @@ static int mockd_confine(struct mock_service *svc, const char *journal, const ch
 	slash = strrchr(dir, '/');
 	if (slash)
 		*(slash == dir ? slash + 1 : slash) = '\0';
+	/* NOLINTNEXTLINE(clang-analyzer-unix.Malloc): dir is freed by _cleanup_free_ (not modelled) */
 	protect[n++] = slash ? dir : ".";
 	if (journal)
 		protect[n++] = journal;
+	/* cppcheck-suppress memleak ; dir is freed by _cleanup_free_, which cppcheck does not know */
 	return mock_service_confine(svc, protect, n, d);
 }
 

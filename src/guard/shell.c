@@ -156,7 +156,7 @@ static void add_sub(struct lex *L, struct lex *child)
 {
 	if (L->nsub == L->subcap) {
 		size_t ncap = L->subcap ? L->subcap * 2 : 8;
-		struct lex **ns = realloc(L->subs, ncap * sizeof(*ns));
+		struct lex **ns = realloc(L->subs, ncap * sizeof(struct lex *));
 
 		if (!ns) {
 			fail(L, "out of memory");
@@ -906,6 +906,7 @@ static void lex_script(struct lex *L)
 		} else if (cs && *cs == CASE_PATTERN && !(!strncmp(L->p, "esac", 4) && (!L->p[4] || is_blank(L->p[4]) ||
 										  is_op_char(L->p[4])))) {
 			lex_case_pattern(L);
+			/* NOLINTNEXTLINE(bugprone-branch-clone): does what a CASE_BODY esac below does, tested first */
 		} else if (cs && *cs == CASE_PATTERN) {
 			emit(L, T_WORD, "esac", 4);
 			L->p += 4;
@@ -1091,10 +1092,8 @@ bool sh_word(struct sh *st, const struct tok *t, char *out, size_t n)
 			v = var_get(st, p + 1, nl);
 			if (nl == 3 && !strncmp(p + 1, "PWD", 3) && !v && st->cwd_known)
 				val = st->cwd;
-			else if (p + 1 + nl < end && (p[1 + nl] == '-' || p[1 + nl] == ':') && (!v || !v->value))
-				return false; /* set or not, the guard cannot tell: unknown */
 			else if (!v || !v->value)
-				return false;
+				return false; /* unset: unknown (and ${X-...} or ${X:-...}: set or not, the guard cannot tell) */
 			else
 				val = v->value;
 			if (p + 1 + nl < end && !var_op(val, p + 1 + nl, (size_t)(end - p - 1) - nl, opbuf, sizeof(opbuf)))
@@ -1229,7 +1228,7 @@ static void words_push(struct sh *st, struct words *ws, struct tok *t)
 {
 	if (ws->n == ws->cap) {
 		size_t ncap = ws->cap ? ws->cap * 2 : 16;
-		struct tok **nw = realloc(ws->w, ncap * sizeof(*nw));
+		struct tok **nw = realloc(ws->w, ncap * sizeof(struct tok *));
 
 		if (!nw) {
 			sh_deny(st, "out of memory");
@@ -1688,6 +1687,7 @@ static void for_values(struct sh *st, struct lex *L, struct tok **w, size_t n, s
 		glob_t g;
 		char pat[PATH_MAX * 2];
 
+		/* NOLINTNEXTLINE(bugprone-branch-clone): the third branch gives up too, after the second */
 		if (nv == FOR_MAX_VALUES || !sh_word(st, w[i], vals[nv], sizeof(vals[0]))) {
 			known = false;
 		} else if (!w[i]->glob || !strpbrk(vals[nv], "*?[")) {

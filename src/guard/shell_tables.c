@@ -550,12 +550,13 @@ static void prog_tar(struct sh *st, struct tok **w, size_t n)
 				if (strchr("xcrutAd", *c) && !mode)
 					mode = *c == 'x' ? 'x' : *c == 't' || *c == 'd' ? 't' : 'c';
 				if (*c == 'f' || *c == 'C') {
-					const struct tok *v = c[1] ? NULL : (k + 1 < n ? w[++k] : NULL);
+					/* the value is the next word, or (attached, or none left) this one */
+					const struct tok *v = !c[1] && k + 1 < n ? w[++k] : w[i];
 
 					if (*c == 'f')
-						file = v ? v : w[i];
+						file = v;
 					else
-						dir = v ? v : w[i];
+						dir = v;
 					if (!old)
 						break;
 				}
@@ -798,7 +799,7 @@ static void prog_cmake(struct sh *st, struct tok **w, size_t n)
 			continue;
 		for (size_t m = 0; m < sizeof(map) / sizeof(map[0]); m++)
 			if (!strcmp(lit(w[i + 1]), map[m][0])) {
-				struct tok t = *w[i + 1], **nw = calloc(n, sizeof(*nw));
+				struct tok t = *w[i + 1], **nw = calloc(n, sizeof(struct tok *));
 
 				if (!nw) {
 					sh_deny(st, "out of memory");
@@ -955,9 +956,8 @@ static void run_wrapper(struct sh *st, const struct wrapper *wr, struct tok **w,
 	for (i = 1; i + 1 < n; i++) {
 		const char *s = lit(w[i]);
 
-		if (wr->chdir_opt && s[0] == '-' && s[1] == wr->chdir_opt[0] && !s[2])
-			dir = w[i + 1];
-		else if (!strcmp(s, "--chdir") || !strcmp(s, "--wd"))
+		if ((wr->chdir_opt && s[0] == '-' && s[1] == wr->chdir_opt[0] && !s[2]) || !strcmp(s, "--chdir") ||
+		    !strcmp(s, "--wd"))
 			dir = w[i + 1];
 		if (!strncmp(s, "--chdir=", 8) && !strcmp(name, "env")) {
 			dtok = *w[i];
@@ -1067,7 +1067,7 @@ static void run_xargs(struct sh *st, struct tok **w, size_t n, const char *name)
 	}
 	for (end = a.first_op; end < n && strcmp(lit(w[end]), ":::") && strcmp(lit(w[end]), "::::"); end++)
 		;
-	nw = calloc(end - a.first_op + 2, sizeof(*nw));
+	nw = calloc(end - a.first_op + 2, sizeof(struct tok *));
 	if (!nw) {
 		sh_deny(st, "out of memory");
 		return;
@@ -1137,7 +1137,7 @@ static void run_find(struct sh *st, struct tok **w, size_t n)
 			sh_target(st, s, w[++i], SHELL_WRITE);
 		} else if (!strcmp(s, "-exec") || !strcmp(s, "-execdir") || !strcmp(s, "-ok") || !strcmp(s, "-okdir")) {
 			size_t j = i + 1, k;
-			struct tok **nw = calloc(n, sizeof(*nw));
+			struct tok **nw = calloc(n, sizeof(struct tok *));
 
 			if (!nw) {
 				sh_deny(st, "out of memory");
@@ -1382,7 +1382,7 @@ static void run_git(struct sh *st, struct tok **w, size_t n)
 		sh_cd(st, dir);
 		/* the rest is relative to -C DIR: run the analysis there */
 		{
-			struct tok **nw = calloc(n, sizeof(*nw));
+			struct tok **nw = calloc(n, sizeof(struct tok *));
 			struct tok g = *w[0];
 			size_t m = 0;
 
@@ -1817,15 +1817,15 @@ static void run_python(struct sh *st, struct tok **w, size_t n, const char *name
 		}
 		if (s[1] != '-' && (strchr(s, 'c') || strchr(s, 'm'))) {
 			const char *c = strpbrk(s + 1, "cm");
-			const char *val = c[1] ? c + 1 : (i + 1 < n ? NULL : "");
-			struct tok *vt = c[1] ? NULL : (i + 1 < n ? w[i + 1] : NULL);
+			const char *val = c[1] ? c + 1 : "";
+			bool next_word = !c[1] && i + 1 < n; /* the value is the next word, not attached */
 
-			if (vt && !sh_word(st, vt, code, sizeof(code))) {
+			if (next_word && !sh_word(st, w[i + 1], code, sizeof(code))) {
 				sh_deny(st, "%s -%c: the code is computed at run time", name, *c);
 				return;
 			}
-			if (!vt)
-				snprintf(code, sizeof(code), "%s", val ? val : "");
+			if (!next_word)
+				snprintf(code, sizeof(code), "%s", val);
 			if (*c == 'c') {
 				screen(st, name, code, screen_python);
 				return;
@@ -1833,7 +1833,7 @@ static void run_python(struct sh *st, struct tok **w, size_t n, const char *name
 			/* -m MODULE: the package managers, venv, or a module run as it is */
 			if (is_pip(code) || !strcmp(code, "uv") || !strcmp(code, "pipx") || !strcmp(code, "poetry") ||
 			    !strcmp(code, "conda") || !strcmp(code, "pdm")) {
-				struct tok **nw = calloc(n, sizeof(*nw));
+				struct tok **nw = calloc(n, sizeof(struct tok *));
 				struct tok m = { .kind = T_WORD, .s = code };
 				size_t k = 0;
 
@@ -1842,14 +1842,14 @@ static void run_python(struct sh *st, struct tok **w, size_t n, const char *name
 					return;
 				}
 				nw[k++] = &m;
-				for (size_t j = i + (vt ? 2 : 1); j < n; j++)
+				for (size_t j = i + (next_word ? 2 : 1); j < n; j++)
 					nw[k++] = w[j];
 				sh_command(st, nw, k);
 				free(nw);
 			} else if (!strcmp(code, "ensurepip")) {
 				sh_deny(st, "%s -m ensurepip: installing packages is not allowed", name);
 			} else if (!strcmp(code, "venv") || !strcmp(code, "virtualenv")) {
-				for (size_t j = i + (vt ? 2 : 1); j < n; j++)
+				for (size_t j = i + (next_word ? 2 : 1); j < n; j++)
 					if (lit(w[j])[0] != '-' || w[j]->dyn)
 						sh_target(st, "python -m venv", w[j], SHELL_WRITE);
 			}
@@ -2114,14 +2114,16 @@ static void run_misc(struct sh *st, struct tok **w, size_t n, const char *name)
 		struct args a;
 		struct tok ts = { .kind = T_WORD, .s = (char *)"typescript" };
 
-		for (size_t k = 1; k + 1 < n; k++)
-			if ((lit(w[k])[0] == '-' && lit(w[k])[1] != '-' && lit(w[k])[strlen(lit(w[k])) - 1] == 'c') ||
-			    !strcmp(lit(w[k]), "--command")) {
+		for (size_t k = 1; k + 1 < n; k++) {
+			const char *s = lit(w[k]);
+
+			if ((s[0] == '-' && s[1] != '-' && s[strlen(s) - 1] == 'c') || !strcmp(s, "--command")) {
 				if (sh_word(st, w[k + 1], v, sizeof(v)))
 					sh_script(st, "script -c", v);
 				else
 					sh_deny(st, "script -c: the command is computed at run time");
 			}
+		}
 		parse_args(st, w, n, &o, "script", &a, false);
 		sh_target(st, "script", a.nops ? a.ops[0] : &ts, SHELL_WRITE);
 	} else if (!strcmp(name, "hg") || !strcmp(name, "svn")) {

@@ -25,7 +25,7 @@ static inline void cleanup_closep(int *fd)
 static inline void cleanup_fclosep(FILE **f)
 {
 	if (*f)
-		fclose(*f);
+		(void)fclose(*f); /* a cleanup cannot report: streams whose writes matter are closed by hand */
 }
 
 #define _cleanup_free_ __attribute__((cleanup(cleanup_freep)))

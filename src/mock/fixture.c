@@ -491,6 +491,7 @@ int mock_tool_add_prefix(struct mock_tool_config *t, const char *words)
 
 	if (!copy)
 		return -ENOMEM;
+	/* NOLINTNEXTLINE(clang-analyzer-unix.Malloc): copy is freed by _cleanup_free_, which the analyzer does not model */
 	for (char *w = strtok_r(copy, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
 		r = strv_push(&p, w);
 		if (r < 0)

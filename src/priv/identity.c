@@ -20,6 +20,7 @@ static const char *field(const char *text, size_t len, const char *key, size_t *
 {
 	size_t kl = strlen(key);
 
+	*ret_len = 0;
 	for (const char *p = text; p < text + len;) {
 		const char *nl = memchr(p, '\n', (size_t)(text + len - p));
 		size_t ll = nl ? (size_t)(nl - p) : (size_t)(text + len - p);

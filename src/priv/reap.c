@@ -66,6 +66,7 @@ int reap_status_parse(const char *text, uid_t uid, char *ret_state, bool *ret_ma
 	const char *st = strstr(text, "\nState:\t"), *u = strstr(text, "\nUid:\t");
 	unsigned v[4];
 
+	/* NOLINTNEXTLINE(cert-err34-c): the four ids the kernel writes on the Uid: line */
 	if (!st || !u || sscanf(u + 6, "%u %u %u %u", &v[0], &v[1], &v[2], &v[3]) != 4 || !st[8])
 		return -EINVAL;
 	*ret_state = st[8];
@@ -181,7 +182,7 @@ static size_t scan(const struct scan *s)
 			n++; /* cut short: fail closed */
 			break;
 		}
-		if (e->d_name[0] < '1' || e->d_name[0] > '9' || (pid = (pid_t)atoi(e->d_name)) == getpid() ||
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' || (pid = (pid_t)strtol(e->d_name, NULL, 10)) == getpid() ||
 		    !(st = process_state(dirfd(d), e->d_name, s->uid)))
 			continue;
 		if (s->mode == SCAN_STOP) {

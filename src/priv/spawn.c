@@ -50,9 +50,10 @@ int spawn_close_fds_except(const int *keep, size_t nkeep)
 
 	if (nkeep > SPAWN_MAX_KEEP_FDS)
 		return -EINVAL;
-	if (nkeep)
+	if (nkeep) {
 		memcpy(sorted, keep, nkeep * sizeof(int));
-	qsort(sorted, nkeep, sizeof(int), cmp_int);
+		qsort(sorted, nkeep, sizeof(int), cmp_int);
+	}
 	/* close_range over the gaps between the fds to keep */
 	for (size_t i = 0; i < nkeep; i++) {
 		if (sorted[i] < (int)from)

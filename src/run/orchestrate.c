@@ -433,8 +433,9 @@ static int proc_session(pid_t pid, int *ret_sid, int *ret_tty)
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	buf_init(&b, 0);
 	err = fd_read_file(path, 4096, &b);
-	if (err == 0 && (!(p = strrchr(b.data ? b.data : "", ')')) ||
-			 sscanf(p + 1, " %*c %*d %*d %d %d", ret_sid, ret_tty) != 2))
+	p = err == 0 && b.data ? strrchr(b.data, ')') : NULL;
+	/* NOLINTNEXTLINE(cert-err34-c): numbers the kernel formats, after the last ')' */
+	if (err == 0 && (!p || sscanf(p + 1, " %*c %*d %*d %d %d", ret_sid, ret_tty) != 2))
 		err = -EINVAL;
 	buf_free(&b);
 	return err;
@@ -567,7 +568,6 @@ static int hello(struct run *r)
 	struct identity outside;
 	json_t *groups = json_array(), *params, *resp = NULL, *res, *probes;
 	char *report = NULL;
-	size_t bad;
 	int err;
 
 	expect_for(r, &e);
@@ -590,7 +590,7 @@ static int hello(struct run *r)
 	}
 	r->hello = json_incref(res);
 	json_decref(resp);
-	if (proc_identity(r->worker, &outside) < 0 || (bad = identity_check(&outside, &e, &report))) {
+	if (proc_identity(r->worker, &outside) < 0 || identity_check(&outside, &e, &report) > 0) {
 		run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "/proc/%d/status does not show the expected identity: %s",
 			 (int)r->worker, report ? report : "unreadable");
 		free(report);
@@ -1129,6 +1129,7 @@ static int agent_paths(struct run *r)
 
 		if (err == 0 && (strstr(dir, "/..") || strncmp(dir, r->dir, strlen(r->dir)) || dir[strlen(r->dir)] != '/'))
 			err = -EINVAL;
+		/* cppcheck-suppress nullPointerArithmeticRedundantCheck ; agent_expand() set dir (err == 0) */
 		rel = err == 0 ? dir + strlen(r->dir) + 1 : NULL;
 		if (err == 0 && strncmp(rel, "home/", 5) && strncmp(rel, "tmp/", 4) && strncmp(rel, "workspace/", 10))
 			err = -EINVAL;

@@ -319,7 +319,7 @@ int run_spawn_worker(struct run *r)
 	struct drop_opts o = { .uid = r->uid, .gid = r->gid, .landlock_scope = landlock_abi() >= 6 };
 	struct strv keep = { 0 };
 	const char *step = NULL;
-	int sv[2] = { -1, -1 }, rep[2] = { -1, -1 }, log_fd, err, msg[3];
+	int sv[2] = { -1, -1 }, rep[2] = { -1, -1 }, log_fd, err, msg[3] = { 0, 0, 0 };
 
 	if (r->t.nmocks)
 		o.groups[o.ngroups++] = r->rgid;

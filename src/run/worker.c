@@ -339,6 +339,7 @@ static int tty_nr(void)
 		return -1;
 	buf[n] = '\0';
 	/* after "(comm)": state ppid pgrp session tty_nr */
+	/* NOLINTNEXTLINE(cert-err34-c): numbers the kernel formats, after the last ')' */
 	if ((p = strrchr(buf, ')')) && sscanf(p + 1, " %*c %*d %*d %*d %d", &tty) != 1)
 		tty = -1;
 	return tty;
@@ -420,13 +421,14 @@ static int m_hello(struct worker *w, json_t *params, json_t **ret, struct werr *
 
 static char **strv_from_json(json_t *a, size_t max)
 {
-	size_t i, n = json_array_size(a);
+	size_t n = json_array_size(a);
 	char **v;
-	json_t *s;
 
 	if (!json_is_array(a) || n == 0 || n > max || !(v = calloc(n + 1, sizeof(char *))))
 		return NULL;
-	json_array_foreach(a, i, s) {
+	for (size_t i = 0; i < n; i++) {
+		json_t *s = json_array_get(a, i);
+
 		if (!json_is_string(s) || !(v[i] = strdup(json_string_value(s)))) {
 			for (size_t j = 0; j < i; j++)
 				free(v[j]);

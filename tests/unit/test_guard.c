@@ -89,6 +89,7 @@ static void test_guard__verdict_table(void **state)
 		for (char *c = strtok_r(line, "\t", &save); c && nc < 6; c = strtok_r(NULL, "\t", &save))
 			cols[nc++] = c;
 		assert_int_equal(nc, 6);
+		/* NOLINTNEXTLINE(clang-analyzer-core.CallAndMessage): assert_int_equal ended the test unless nc == 6 */
 		unescape(cols[5]);
 		cmd = expand(cols[5]);
 		p = json_pack("{s:s,s:s,s:{s:s}}", "tool_name", "Bash", "cwd", root, "tool_input", "command", cmd);
@@ -118,7 +119,7 @@ static void test_guard__verdict_table(void **state)
 		guard_verdict_free(&v);
 		json_decref(p);
 	}
-	fclose(f);
+	(void)fclose(f);
 	print_message("%-14s %8s %8s %9s %8s\n", "category", "attacks", "allowed", "ordinary", "denied");
 	for (size_t i = 0; i < nt; i++)
 		print_message("%-14s %8u %8u %9u %8u\n", t[i].cat, t[i].attacks, t[i].attacks_allowed, t[i].ordinary,

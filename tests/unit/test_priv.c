@@ -112,8 +112,9 @@ static void dropped_status(char *out, size_t n)
 
 	assert_true(n > sizeof(status_text));
 	snprintf(out, n, "%s", status_text);
-	memcpy(strstr(out, "Gid:"), gid, strlen(gid));
-	memcpy(strstr(out, "CapBnd:"), bnd, strlen(bnd));
+	/* overwrite the lines in place, without their terminating NULs */
+	memcpy(strstr(out, "Gid:"), gid, sizeof(gid) - 1);
+	memcpy(strstr(out, "CapBnd:"), bnd, sizeof(bnd) - 1);
 }
 
 /* drop_prove() trusts nothing but the status it reads: each field that differs from the request
