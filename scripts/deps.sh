@@ -2,14 +2,18 @@
 # SPDX-License-Identifier: MIT
 # Install the Debian packages proctor builds and tests with. Idempotent: installs only what is
 # missing, and refreshes the package lists first only when something is missing (a fresh machine
-# has none). Must run as root. `deps.sh fuzz` also installs libFuzzer for `make fuzz`; `deps.sh
-# all` (CI) installs everything any make target uses, in one go.
+# has none). Must run as root. `deps.sh fuzz` also installs libFuzzer for `make fuzz`, `deps.sh
+# lint` clang-format, clang-tidy and cppcheck for `make lint`; `deps.sh all` (CI) installs
+# everything any make target uses, in one go.
 set -eu
 
 PKGS="build-essential pkg-config libjansson-dev libssl-dev libcap-ng-dev libcmocka-dev bats
       python3 procps util-linux mandoc gcovr binutils clang"
 if [ "${1:-}" = fuzz ] || [ "${1:-}" = all ]; then
 	PKGS="$PKGS libclang-rt-dev"
+fi
+if [ "${1:-}" = lint ] || [ "${1:-}" = all ]; then
+	PKGS="$PKGS clang-format clang-tidy cppcheck"
 fi
 
 missing=""

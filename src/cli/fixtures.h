@@ -34,10 +34,13 @@ int fixtures_coverage(int argc, char **argv);
 int fixtures_record(int argc, char **argv);
 
 enum { FX_OPT_CONFIG = 300, FX_OPT_TOOL, FX_OPT_NOISE, FX_OPT_PASSTHROUGH };
+/* Not formatted: clang-format takes the entries for one braced list and breaks them apart. */
+/* clang-format off */
 #define FX_SOURCE_OPTIONS                                                  \
 	{ "config", required_argument, NULL, FX_OPT_CONFIG },              \
 	{ "tool", required_argument, NULL, FX_OPT_TOOL },                  \
 	{ "noise-flag", required_argument, NULL, FX_OPT_NOISE },           \
 	{ "passthrough", required_argument, NULL, FX_OPT_PASSTHROUGH }
+/* clang-format on */
 
 #endif
