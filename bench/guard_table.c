@@ -84,7 +84,8 @@ int main(int argc, char **argv)
 		if (nc != 6)
 			continue;
 		expand(cols[5], cmd, sizeof(cmd));
-		payload = json_pack("{s:s,s:s,s:{s:s}}", "tool_name", "Bash", "cwd", root, "tool_input", "command", cmd);
+		payload =
+			json_pack("{s:s,s:s,s:{s:s}}", "tool_name", "Bash", "cwd", root, "tool_input", "command", cmd);
 		clock_gettime(CLOCK_MONOTONIC, &a);
 		guard_decide(&m, payload, &v);
 		clock_gettime(CLOCK_MONOTONIC, &b);

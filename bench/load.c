@@ -28,7 +28,8 @@ static int one_call(void)
 
 	if (fd < 0)
 		return 0;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && send(fd, req.data, req.len, MSG_NOSIGNAL) == (ssize_t)req.len) {
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+	    send(fd, req.data, req.len, MSG_NOSIGNAL) == (ssize_t)req.len) {
 		for (;;) {
 			ssize_t n = recv(fd, resp + got, sizeof(resp) - got - 1, 0);
 

@@ -39,15 +39,17 @@ static int generate(const char *path, int n, int compact)
 		return -1;
 	fprintf(f, "{\"version\":1,\"responses\":[\n");
 	for (int i = 0; i < n && compact; i++)
-		fprintf(f, "%s{\"argv\":[\"or\",\"%s\",\"%s\",\"%08x\",\"--output\",\"json\"],\"match_mode\":"
-			   "\"subset\",\"stdout\":\"{\\\"Key\\\": \\\"%08x\\\"}\\n\"}\n",
+		fprintf(f,
+			"%s{\"argv\":[\"or\",\"%s\",\"%s\",\"%08x\",\"--output\",\"json\"],\"match_mode\":"
+			"\"subset\",\"stdout\":\"{\\\"Key\\\": \\\"%08x\\\"}\\n\"}\n",
 			i ? "," : "", res[i % 8], verb[(i / 8) % 8], (unsigned)i * 2654435761u, (unsigned)i);
 	for (int i = 0; i < n && !compact; i++)
-		fprintf(f, "%s{\"argv\":[\"or\",\"%s\",\"%s\",\"%08x-1111-4abc-9def-%012d\",\"--folder\",\"F%d\","
-			   "\"--output\",\"json\"],\"match_mode\":\"subset\",\"exit_code\":0,\"stdout\":\"{\\r\\n  "
-			   "\\\"Result\\\": \\\"Success\\\",\\r\\n  \\\"Code\\\": \\\"Get\\\",\\r\\n  \\\"Data\\\": "
-			   "{\\\"Key\\\": \\\"%08x\\\", \\\"State\\\": \\\"Faulted\\\", \\\"Info\\\": \\\"Sequence "
-			   "contains no matching element\\\"}\\r\\n}\\r\\n\"}\n",
+		fprintf(f,
+			"%s{\"argv\":[\"or\",\"%s\",\"%s\",\"%08x-1111-4abc-9def-%012d\",\"--folder\",\"F%d\","
+			"\"--output\",\"json\"],\"match_mode\":\"subset\",\"exit_code\":0,\"stdout\":\"{\\r\\n  "
+			"\\\"Result\\\": \\\"Success\\\",\\r\\n  \\\"Code\\\": \\\"Get\\\",\\r\\n  \\\"Data\\\": "
+			"{\\\"Key\\\": \\\"%08x\\\", \\\"State\\\": \\\"Faulted\\\", \\\"Info\\\": \\\"Sequence "
+			"contains no matching element\\\"}\\r\\n}\\r\\n\"}\n",
 			i ? "," : "", res[i % 8], verb[(i / 8) % 8], (unsigned)i * 2654435761u, i, i % 50,
 			(unsigned)i * 2654435761u);
 	fprintf(f, "],\"default\":{\"exit_code\":0,\"stdout\":\"[]\\n\"}}\n");

@@ -140,7 +140,8 @@ static void parse_env(struct loader *l, const json_t *j, struct agent_descriptor
 		snprintf(field, sizeof(field), "env.%s", k);
 		if (!json_is_string(v))
 			bad(l, field, "must be a string");
-		else if (!*k || strchr(k, '=') || !strncmp(k, "PROCTOR_", 8) || !strcmp(k, "HOME") || !strcmp(k, "PATH"))
+		else if (!*k || strchr(k, '=') || !strncmp(k, "PROCTOR_", 8) || !strcmp(k, "HOME") ||
+			 !strcmp(k, "PATH"))
 			bad(l, field, "not a name an agent descriptor may set");
 		else if ((why = template_check(json_string_value(v), IN_ENV)))
 			bad(l, field, why);
@@ -159,7 +160,8 @@ static void parse_fields(struct loader *l, const json_t *j, struct agent_descrip
 	if (!json_is_integer(json_object_get(j, "version")) || json_integer_value(json_object_get(j, "version")) != 1)
 		bad(l, "version", "must be 1");
 	s = json_string_value(json_object_get(j, "name"));
-	if (!s || !*s || strlen(s) > AGENT_MAX_NAME || strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-_.") != strlen(s))
+	if (!s || !*s || strlen(s) > AGENT_MAX_NAME ||
+	    strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-_.") != strlen(s))
 		bad(l, "name", "must be 1 to 64 of a-z 0-9 - _ .");
 	else
 		a->name = strdup(s);
@@ -207,13 +209,15 @@ static void check_consistency(struct loader *l, struct agent_descriptor *a)
 	if (a->argv_resume.n && !a->events.session_when)
 		bad(l, "events.session_id", "argv_resume needs the rule that finds the session id");
 	if (a->guard_harness >= 0 && !has_guard_args && !a->guard_arg.n)
-		bad(l, "guard_arg", "a guard harness needs guard_arg and {guard_args} in argv, or the hook is never loaded");
+		bad(l, "guard_arg",
+		    "a guard harness needs guard_arg and {guard_args} in argv, or the hook is never loaded");
 }
 
 int agent_descriptor_parse(const char *file, const char *text, size_t len, struct diag *d, struct agent_descriptor *ret)
 {
-	static const char *const keys[] = { "version", "name", "description", "argv", "argv_resume", "plugin_arg",
-					    "guard_arg", "prompt", "events", "env", "env_pass", "dirs", "guard", NULL };
+	static const char *const keys[] = { "version",    "name",      "description", "argv",   "argv_resume",
+					    "plugin_arg", "guard_arg", "prompt",      "events", "env",
+					    "env_pass",   "dirs",      "guard",       NULL };
 	struct agent_descriptor a = { .guard_harness = -1 };
 	struct loader l = { .file = file, .d = d };
 	size_t before = d->errors;

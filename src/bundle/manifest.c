@@ -490,8 +490,10 @@ static void walk_file(struct walker *w, int dirfd, const char *name, const char 
 	/* Another name of the same inode may lie outside the bundle's source (or in it, where the
 	 * agent can write): its content could change between the walk and the copy, unseen. */
 	if (st->st_nlink > 1) {
-		bundle_diag(w->d, "%s: hard-linked file (%ju links) is not allowed: it can be changed through "
-			    "another name", rel, (uintmax_t)st->st_nlink);
+		bundle_diag(w->d,
+			    "%s: hard-linked file (%ju links) is not allowed: it can be changed through "
+			    "another name",
+			    rel, (uintmax_t)st->st_nlink);
 		return;
 	}
 	if ((uint64_t)st->st_size > w->lim.max_file_bytes) {
@@ -502,8 +504,10 @@ static void walk_file(struct walker *w, int dirfd, const char *name, const char 
 	}
 	w->total += (uint64_t)st->st_size;
 	if (w->total > w->lim.max_total_bytes) {
-		bundle_diag(w->d, "%s: the files add up to more than the total size limit of %ju bytes "
-			    "(--max-total-size)", rel, (uintmax_t)w->lim.max_total_bytes);
+		bundle_diag(w->d,
+			    "%s: the files add up to more than the total size limit of %ju bytes "
+			    "(--max-total-size)",
+			    rel, (uintmax_t)w->lim.max_total_bytes);
 		over_limit(w, true);
 		return;
 	}
@@ -514,8 +518,9 @@ static void walk_file(struct walker *w, int dirfd, const char *name, const char 
 			bundle_diag(w->d, "%s: cannot open: %s", rel, strerror(r));
 			return;
 		}
-		r = fstat(fd, &fst) < 0 ? -errno : !same_inode(st, &fst) ? -ESTALE :
-		    hash_fd(fd, (uint64_t)st->st_size, w->chunk, sum);
+		r = fstat(fd, &fst) < 0   ? -errno :
+		    !same_inode(st, &fst) ? -ESTALE :
+					    hash_fd(fd, (uint64_t)st->st_size, w->chunk, sum);
 		close(fd);
 		if (r < 0) {
 			bundle_diag(w->d, "%s: %s", rel, r == -ESTALE ? "changed while it was walked" : strerror(-r));
@@ -548,8 +553,10 @@ static const char *link_on_disk(struct walker *w, const char *rel, char *where, 
 	int fd = openat2_beneath(w->srcfd, rel, O_PATH | O_CLOEXEC, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
 
 	if (fd < 0)
-		return errno == ENOENT ? "broken symlink" : errno == ELOOP ? "symlink loop" :
-		       errno == EXDEV ? "symlink escapes the source tree on disk" : strerror(errno);
+		return errno == ENOENT ? "broken symlink" :
+		       errno == ELOOP  ? "symlink loop" :
+		       errno == EXDEV  ? "symlink escapes the source tree on disk" :
+					 strerror(errno);
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	n = readlink(proc, where, where_len - 1);
 	if (n < 0 || fstat(fd, &st) < 0) {
@@ -776,7 +783,8 @@ static int manifest_from_json(const char *path, json_t *root, struct diag *d, st
 
 	if (!json_is_object(files) || !json_is_object(links) || !json_is_string(digest) ||
 	    !is_sha256_hex(json_string_value(digest)) || (source && !json_is_string(source))) {
-		bundle_diag(d, "%s: not a bundle manifest: needs \"files\" and \"symlinks\" objects and a \"digest\"", path);
+		bundle_diag(d, "%s: not a bundle manifest: needs \"files\" and \"symlinks\" objects and a \"digest\"",
+			    path);
 		return -EINVAL;
 	}
 	json_object_foreach(files, k, v) {
@@ -793,7 +801,8 @@ static int manifest_from_json(const char *path, json_t *root, struct diag *d, st
 	}
 	json_object_foreach(links, k, v) {
 		if (!clean_rel(k) || json_object_get(files, k)) {
-			bundle_diag(d, "%s: symlinks[\"%s\"]: not a relative name inside the bundle, or also a file", path, k);
+			bundle_diag(d, "%s: symlinks[\"%s\"]: not a relative name inside the bundle, or also a file",
+				    path, k);
 			return -EINVAL;
 		}
 		if (!json_is_string(v)) {
@@ -818,7 +827,8 @@ static int manifest_exec_from_json(const char *path, json_t *root, struct diag *
 		return -EINVAL;
 	}
 	json_array_foreach(exec, i, v) {
-		struct bundle_file *f = json_is_string(v) ? (struct bundle_file *)manifest_file(m, json_string_value(v)) : NULL;
+		struct bundle_file *f =
+			json_is_string(v) ? (struct bundle_file *)manifest_file(m, json_string_value(v)) : NULL;
 
 		if (!f) {
 			bundle_diag(d, "%s: executable[%zu]: must name a file in \"files\"", path, i);

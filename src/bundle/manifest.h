@@ -50,7 +50,7 @@ struct manifest {
 struct bundle_rules {
 	const char *const *allow; /* top-level entries walked */
 	size_t nallow;
-	const char *const *deny;  /* case-insensitive globs on a name; "name/" matches directories only */
+	const char *const *deny; /* case-insensitive globs on a name; "name/" matches directories only */
 	size_t ndeny;
 };
 

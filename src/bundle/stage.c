@@ -99,7 +99,7 @@ struct stager {
 	int srcfd, destfd;
 	struct diag *d;
 	char *chunk;
-	bool root; /* fchown each file to root:root */
+	bool root;                 /* fchown each file to root:root */
 	struct bundle_file *files; /* this copier's share */
 	size_t nfiles;
 	atomic_int *failed; /* any copier failed: the others stop */
@@ -161,8 +161,8 @@ static bool same_time(const struct timespec *a, const struct timespec *b)
 static bool as_walked(const struct bundle_file *f, const struct stat *st)
 {
 	return S_ISREG(st->st_mode) && st->st_nlink == 1 && (uint64_t)st->st_dev == f->dev &&
-	       (uint64_t)st->st_ino == f->ino && (uint64_t)st->st_size == f->size && same_time(&st->st_mtim, &f->mtime) &&
-	       same_time(&st->st_ctim, &f->ctime);
+	       (uint64_t)st->st_ino == f->ino && (uint64_t)st->st_size == f->size &&
+	       same_time(&st->st_mtim, &f->mtime) && same_time(&st->st_ctim, &f->ctime);
 }
 
 /* Copy exactly f->size bytes from in to out, hashing them. -ESTALE when the file is not that long. */
@@ -205,8 +205,10 @@ static int copy_bytes(struct stager *s, int in, int out, const struct bundle_fil
 static int copy_fail(struct stager *s, const struct bundle_file *f, int r)
 {
 	if (r == -ESTALE)
-		bundle_diag(s->d, "%s: changed between the walk and the copy (not the same unchanged regular file, "
-			    "with one link, reached without symlinks)", f->rel);
+		bundle_diag(s->d,
+			    "%s: changed between the walk and the copy (not the same unchanged regular file, "
+			    "with one link, reached without symlinks)",
+			    f->rel);
 	else
 		bundle_diag(s->d, "%s: copy failed: %s", f->rel, strerror(-r));
 	return r;
@@ -335,8 +337,9 @@ static int make_readonly(int dirfd, bool root)
 
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		if (e->d_type != DT_DIR && (e->d_type != DT_UNKNOWN ||
-					    fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)))
+		if (e->d_type != DT_DIR &&
+		    (e->d_type != DT_UNKNOWN || fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		     !S_ISDIR(st.st_mode)))
 			continue;
 		sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		r = sub < 0 ? -errno : make_readonly(sub, root);
@@ -462,8 +465,14 @@ static int stage_copy(int srcfd, int destfd, struct manifest *m, struct diag *d)
 		size_t share = m->nfiles / n + (t < m->nfiles % n);
 
 		diag_init(&cd[t]);
-		cp[t] = (struct stager){ .srcfd = srcfd, .destfd = destfd, .d = &cd[t], .root = need_chown,
-					 .src_dir = -1, .dest_dir = -1, .files = m->files + off, .nfiles = share,
+		cp[t] = (struct stager){ .srcfd = srcfd,
+					 .destfd = destfd,
+					 .d = &cd[t],
+					 .root = need_chown,
+					 .src_dir = -1,
+					 .dest_dir = -1,
+					 .files = m->files + off,
+					 .nfiles = share,
 					 .failed = &failed };
 		off += share;
 		if (t > 0 && pthread_create(&tid[t], NULL, copier_run, &cp[t]) == 0)
@@ -492,8 +501,7 @@ static int stage_copy(int srcfd, int destfd, struct manifest *m, struct diag *d)
 	return r;
 }
 
-static int verify_tree(const char *dest, const struct manifest *m, bool hash, struct diag *d,
-		       struct bundle_drift *ret);
+static int verify_tree(const char *dest, const struct manifest *m, bool hash, struct diag *d, struct bundle_drift *ret);
 
 int bundle_stage(const char *src, const char *dest, struct manifest *m, struct diag *d)
 {
@@ -506,7 +514,8 @@ int bundle_stage(const char *src, const char *dest, struct manifest *m, struct d
 		return -ENOMEM;
 	r = access(mpath, F_OK) == 0 ? -EEXIST : errno == ENOENT ? 0 : -errno;
 	if (r < 0) {
-		bundle_diag(d, "%s: %s; refusing to overwrite it", mpath, r == -EEXIST ? "already exists" : strerror(-r));
+		bundle_diag(d, "%s: %s; refusing to overwrite it", mpath,
+			    r == -EEXIST ? "already exists" : strerror(-r));
 		free(mpath);
 		return r;
 	}
@@ -644,8 +653,8 @@ static void verify_file(struct verify_run *v, int dirfd, const char *name, const
 	int r;
 
 	if (!f) {
-		drift_note(v, &v->drift->undeclared, "undeclared", rel, manifest_link(v->m, rel) ?
-			   " (a symlink replaced by a file)" : NULL);
+		drift_note(v, &v->drift->undeclared, "undeclared", rel,
+			   manifest_link(v->m, rel) ? " (a symlink replaced by a file)" : NULL);
 		return;
 	}
 	v->seen_files++;
@@ -671,8 +680,10 @@ static const char *link_resolves(struct verify_run *v, const char *rel)
 	const char *why = NULL;
 
 	if (fd < 0)
-		return fd == -EXDEV ? " (escapes the bundle)" : fd == -ENOENT ? " (broken)" :
-		       fd == -ELOOP ? " (symlink loop)" : " (cannot be resolved)";
+		return fd == -EXDEV  ? " (escapes the bundle)" :
+		       fd == -ENOENT ? " (broken)" :
+		       fd == -ELOOP  ? " (symlink loop)" :
+				       " (cannot be resolved)";
 	if (fstat(fd, &st) < 0)
 		why = " (cannot be resolved)";
 	else if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
@@ -773,8 +784,7 @@ static void verify_missing(struct verify_run *v)
 			drift_note(v, &v->drift->missing, "missing", v->m->links[i].rel, " (symlink)");
 }
 
-static int verify_tree(const char *dest, const struct manifest *m, bool hash, struct diag *d,
-		       struct bundle_drift *ret)
+static int verify_tree(const char *dest, const struct manifest *m, bool hash, struct diag *d, struct bundle_drift *ret)
 {
 	struct verify_run v = { .m = m, .d = d, .drift = ret, .hash = hash };
 	int r;

@@ -51,7 +51,8 @@ static int show(const struct strv *dirs, const char *name)
 	if (a.argv_resume.n)
 		print_list("argv_resume", &a.argv_resume);
 	printf("prompt       %s\nframing      %s\nguard        %s\n",
-	       a.prompt == AGENT_PROMPT_STDIN ? "on stdin (and in PROCTOR_PROMPT)" : "as an argument (and in PROCTOR_PROMPT)",
+	       a.prompt == AGENT_PROMPT_STDIN ? "on stdin (and in PROCTOR_PROMPT)" :
+						"as an argument (and in PROCTOR_PROMPT)",
 	       a.events.framing == EVENTS_JSON_LINES ? "JSON lines" : "plain lines",
 	       a.guard_harness >= 0 ? harness_name((enum harness)a.guard_harness) : "none (no hooks)");
 	print_list("env", &a.env);
@@ -62,7 +63,8 @@ static int show(const struct strv *dirs, const char *name)
 
 int cmd_agents(int argc, char **argv)
 {
-	static const struct option opts[] = { { "agents", required_argument, NULL, 'a' }, { "help", no_argument, NULL, 'h' },
+	static const struct option opts[] = { { "agents", required_argument, NULL, 'a' },
+					      { "help", no_argument, NULL, 'h' },
 					      { NULL, 0, NULL, 0 } };
 	const char *extra = NULL;
 	char exe[PATH_MAX];
@@ -82,7 +84,8 @@ int cmd_agents(int argc, char **argv)
 		}
 	}
 	if (optind >= argc || (strcmp(argv[optind], "list") && strcmp(argv[optind], "show")) ||
-	    (!strcmp(argv[optind], "list") && optind + 1 != argc) || (!strcmp(argv[optind], "show") && optind + 2 != argc))
+	    (!strcmp(argv[optind], "list") && optind + 1 != argc) ||
+	    (!strcmp(argv[optind], "show") && optind + 2 != argc))
 		die(EXIT_USAGE, "give list, or show NAME (see --help)");
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
@@ -102,7 +105,8 @@ int cmd_agents(int argc, char **argv)
 				printf("%-14s %s\n%-14s %s\n", a.name, files.v[i], "", a.description);
 				agent_descriptor_free(&a);
 			} else {
-				printf("%-14s %s\n%-14s INVALID: %s\n", names.v[i], files.v[i], "", d.n ? d.msgs[0].text : "?");
+				printf("%-14s %s\n%-14s INVALID: %s\n", names.v[i], files.v[i], "",
+				       d.n ? d.msgs[0].text : "?");
 				status = EXIT_FAILURE_;
 			}
 			diag_free(&d);

@@ -114,7 +114,7 @@ static int bundle_parse(struct bundle_args *a, int argc, char **argv, int npos)
 		if (c == 'S' || c == 'T' || c == 'F' || c == 'D')
 			bundle_parse_limit(a, c, opts[idx].name, optarg);
 		else if (c == 'a' && a->nallow < BUNDLE_MAX_RULES && optarg[0] && !strchr(optarg, '/') &&
-		    strcmp(optarg, ".") && strcmp(optarg, ".."))
+			 strcmp(optarg, ".") && strcmp(optarg, ".."))
 			a->allow[a->nallow++] = optarg;
 		else if (c == 'd' && a->ndeny < BUNDLE_MAX_RULES && optarg[0])
 			a->deny[a->ndeny++] = optarg;
@@ -196,7 +196,8 @@ static int bundle_verify_cmd(int argc, char **argv)
 		printf("%s: clean (%zu files, %zu symlinks)\n", esc_arg(argv[i], &esc), m->nfiles, m->nlinks);
 	else if (r == 1)
 		printf("%s: drift: %zu missing, %zu undeclared, %zu changed, %zu symlink, %zu mode\n",
-		       esc_arg(argv[i], &esc), drift.missing, drift.undeclared, drift.changed, drift.links, drift.modes);
+		       esc_arg(argv[i], &esc), drift.missing, drift.undeclared, drift.changed, drift.links,
+		       drift.modes);
 	free(esc);
 	manifest_free(m);
 	diag_free(&d);
@@ -234,8 +235,9 @@ int cmd_bundle(int argc, char **argv)
 		fputs(bundle_usage, argc < 2 ? stderr : stdout);
 		return argc < 2 ? EXIT_USAGE : EXIT_OK;
 	}
-	log_set_prog(!strcmp(argv[1], "build") ? "proctor bundle build" : !strcmp(argv[1], "verify") ?
-		     "proctor bundle verify" : "proctor bundle manifest");
+	log_set_prog(!strcmp(argv[1], "build")  ? "proctor bundle build" :
+		     !strcmp(argv[1], "verify") ? "proctor bundle verify" :
+						  "proctor bundle manifest");
 	if (!strcmp(argv[1], "build"))
 		return bundle_build_cmd(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "verify"))

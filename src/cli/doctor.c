@@ -66,8 +66,9 @@ static void check_cgroup_kill(struct check *c)
 	char root[128], name[64];
 	int r;
 
-	*c = (struct check){ "cgroup v2 kill", false, "", "mount cgroup2 (Linux 5.14+ for cgroup.kill) and run proctor "
-							 "as root; without it reap sweeps by uid" };
+	*c = (struct check){ "cgroup v2 kill", false, "",
+			     "mount cgroup2 (Linux 5.14+ for cgroup.kill) and run proctor "
+			     "as root; without it reap sweeps by uid" };
 	if (reap_cgroup_root(root, sizeof(root)) < 0) {
 		snprintf(c->detail, sizeof(c->detail), "no cgroup2 mount at /sys/fs/cgroup or /sys/fs/cgroup/unified");
 		return;
@@ -76,7 +77,9 @@ static void check_cgroup_kill(struct check *c)
 	r = reap_cgroup_create(name, &cg);
 	c->ok = r == 0 && reap_cgroup_destroy(&cg) == 0;
 	snprintf(c->detail, sizeof(c->detail), "cgroup2 at %.64s: %.80s", root,
-		 c->ok ? "cgroup.kill available" : r == -EOPNOTSUPP ? "no cgroup.kill (Linux before 5.14)" : strerror(-r));
+		 c->ok            ? "cgroup.kill available" :
+		 r == -EOPNOTSUPP ? "no cgroup.kill (Linux before 5.14)" :
+				    strerror(-r));
 }
 
 /* With legacy TIOCSTI any process holding a terminal can type into it: proctor drop never hands
@@ -93,8 +96,10 @@ static void check_tiocsti(struct check *c)
 	else if (b.data[0] == '0')
 		c->ok = true, snprintf(c->detail, sizeof(c->detail), "0: TIOCSTI needs CAP_SYS_ADMIN");
 	else
-		snprintf(c->detail, sizeof(c->detail), "%c: a process can push input into any terminal it holds "
-						       "(TIOCSTI)", b.data[0] == '1' ? '1' : '?');
+		snprintf(c->detail, sizeof(c->detail),
+			 "%c: a process can push input into any terminal it holds "
+			 "(TIOCSTI)",
+			 b.data[0] == '1' ? '1' : '?');
 	buf_free(&b);
 }
 
@@ -107,7 +112,8 @@ static size_t run_checks(struct check *c)
 	c[n] = (struct check){ "root", geteuid() == 0, "", "run proctor run as root (it drops privileges itself)" };
 	snprintf(c[n++].detail, sizeof(c[0].detail), "euid %u", (unsigned)geteuid());
 	c[n] = (struct check){ "landlock", abi > 0, "", "boot a kernel >= 5.13 with lsm=...,landlock" };
-	snprintf(c[n++].detail, sizeof(c[0].detail), abi ? "ABI %d enabled" : "not available (disabled or too old)", abi);
+	snprintf(c[n++].detail, sizeof(c[0].detail), abi ? "ABI %d enabled" : "not available (disabled or too old)",
+		 abi);
 	c[n++] = (struct check){ "user namespaces", probe_unshare(CLONE_NEWUSER), "unshare(CLONE_NEWUSER)",
 				 "sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces > 0" };
 	c[n++] = (struct check){ "pid namespaces", probe_unshare(CLONE_NEWPID), "unshare(CLONE_NEWPID)",
@@ -124,8 +130,9 @@ static size_t run_checks(struct check *c)
 	check_ids(&c[n++], "mockd uid", false, 2100);
 	check_ids(&c[n++], "rpc gid", true, 2200);
 	buf_init(&b, 0);
-	c[n] = (struct check){ "/proc hidepid", false, "", "mount -o remount,hidepid=invisible /proc (the agent then "
-							     "sees only its own processes)" };
+	c[n] = (struct check){ "/proc hidepid", false, "",
+			       "mount -o remount,hidepid=invisible /proc (the agent then "
+			       "sees only its own processes)" };
 	if (fd_read_file("/proc/self/mounts", 1 << 20, &b) == 0 && b.data) {
 		const char *p = strstr(b.data, " /proc proc ");
 		const char *nl = p ? strchr(p, '\n') : NULL;
@@ -156,8 +163,8 @@ int cmd_doctor(int argc, char **argv)
 		json_t *arr = json_array();
 
 		for (size_t i = 0; i < n; i++)
-			json_array_append_new(arr, json_pack("{s:s,s:b,s:s,s:s}", "check", c[i].name, "ok", c[i].ok, "detail",
-							     c[i].detail, "fix", c[i].ok ? "" : c[i].fix));
+			json_array_append_new(arr, json_pack("{s:s,s:b,s:s,s:s}", "check", c[i].name, "ok", c[i].ok,
+							     "detail", c[i].detail, "fix", c[i].ok ? "" : c[i].fix));
 		json_t *doc = json_pack("{s:o,s:I}", "checks", arr, "missing", (json_int_t)bad);
 
 		json_dumpf(doc, stdout, JSON_INDENT(2));

@@ -77,10 +77,10 @@ struct drop_args {
 struct drop_child {
 	const char *cmd;
 	char **argv, **envp;
-	int report_fd;    /* write end, close-on-exec: a failure before exec goes here */
+	int report_fd; /* write end, close-on-exec: a failure before exec goes here */
 	int report_fd_read;
-	int alive_fd;     /* read end; the parent holds the write end (--die-with-parent) */
-	int slave;        /* the pty's slave, or -1 */
+	int alive_fd;      /* read end; the parent holds the write end (--die-with-parent) */
+	int slave;         /* the pty's slave, or -1 */
 	unsigned tty_mask; /* which of fds 0..2 are the caller's terminal */
 	sigset_t old_mask;
 };
@@ -172,37 +172,87 @@ static void push_or_die(struct strv *v, const char *s)
 }
 
 enum {
-	O_UID = 400, O_GID, O_GROUPS, O_CLEARGROUPS, O_NNP, O_LLRW, O_LLRO, O_LLEXEC, O_LLSCOPE, O_SESSION,
-	O_PDEATH, O_CLEARENV, O_SETENV, O_KEEPENV, O_KEEPENVALL, O_CHDIR, O_CLOSEFDS, O_KEEPFD, O_ROOT, O_PIDNS,
+	O_UID = 400,
+	O_GID,
+	O_GROUPS,
+	O_CLEARGROUPS,
+	O_NNP,
+	O_LLRW,
+	O_LLRO,
+	O_LLEXEC,
+	O_LLSCOPE,
+	O_SESSION,
+	O_PDEATH,
+	O_CLEARENV,
+	O_SETENV,
+	O_KEEPENV,
+	O_KEEPENVALL,
+	O_CHDIR,
+	O_CLOSEFDS,
+	O_KEEPFD,
+	O_ROOT,
+	O_PIDNS,
 	O_NOPTY,
 };
 
 static const struct option drop_opts_long[] = {
-	{ "uid", required_argument, NULL, O_UID }, { "gid", required_argument, NULL, O_GID },
-	{ "groups", required_argument, NULL, O_GROUPS }, { "clear-groups", no_argument, NULL, O_CLEARGROUPS },
-	{ "no-new-privs", no_argument, NULL, O_NNP }, { "landlock-rw", required_argument, NULL, O_LLRW },
-	{ "landlock-ro", required_argument, NULL, O_LLRO }, { "landlock-exec", required_argument, NULL, O_LLEXEC },
-	{ "landlock-scope", no_argument, NULL, O_LLSCOPE }, { "new-session", no_argument, NULL, O_SESSION },
-	{ "die-with-parent", no_argument, NULL, O_PDEATH }, { "clear-env", no_argument, NULL, O_CLEARENV },
-	{ "setenv", required_argument, NULL, O_SETENV }, { "keep-env", required_argument, NULL, O_KEEPENV },
-	{ "keep-env-all", no_argument, NULL, O_KEEPENVALL }, { "chdir", required_argument, NULL, O_CHDIR },
-	{ "close-fds", no_argument, NULL, O_CLOSEFDS }, { "keep-fd", required_argument, NULL, O_KEEPFD },
-	{ "allow-root-target", no_argument, NULL, O_ROOT }, { "pid-ns", no_argument, NULL, O_PIDNS },
-	{ "no-pty", no_argument, NULL, O_NOPTY }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	{ "uid", required_argument, NULL, O_UID },
+	{ "gid", required_argument, NULL, O_GID },
+	{ "groups", required_argument, NULL, O_GROUPS },
+	{ "clear-groups", no_argument, NULL, O_CLEARGROUPS },
+	{ "no-new-privs", no_argument, NULL, O_NNP },
+	{ "landlock-rw", required_argument, NULL, O_LLRW },
+	{ "landlock-ro", required_argument, NULL, O_LLRO },
+	{ "landlock-exec", required_argument, NULL, O_LLEXEC },
+	{ "landlock-scope", no_argument, NULL, O_LLSCOPE },
+	{ "new-session", no_argument, NULL, O_SESSION },
+	{ "die-with-parent", no_argument, NULL, O_PDEATH },
+	{ "clear-env", no_argument, NULL, O_CLEARENV },
+	{ "setenv", required_argument, NULL, O_SETENV },
+	{ "keep-env", required_argument, NULL, O_KEEPENV },
+	{ "keep-env-all", no_argument, NULL, O_KEEPENVALL },
+	{ "chdir", required_argument, NULL, O_CHDIR },
+	{ "close-fds", no_argument, NULL, O_CLOSEFDS },
+	{ "keep-fd", required_argument, NULL, O_KEEPFD },
+	{ "allow-root-target", no_argument, NULL, O_ROOT },
+	{ "pid-ns", no_argument, NULL, O_PIDNS },
+	{ "no-pty", no_argument, NULL, O_NOPTY },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
 };
 
 static void drop_parse_one(struct drop_args *a, int c)
 {
 	switch (c) {
-	case O_UID: a->o.uid = parse_user(optarg); a->have_uid = true; break;
-	case O_GID: a->o.gid = parse_group(optarg); a->have_gid = true; break;
-	case O_GROUPS: parse_groups(a, optarg); break;
-	case O_CLEARGROUPS: a->o.ngroups = 0; break;
-	case O_LLRW: add_landlock(a, optarg, LANDLOCK_RW); break;
-	case O_LLRO: add_landlock(a, optarg, LANDLOCK_RO); break;
-	case O_LLEXEC: add_landlock(a, optarg, LANDLOCK_EXEC); break;
-	case O_LLSCOPE: a->o.landlock_scope = true; break;
-	case O_PDEATH: a->die_with_parent = true; break;
+	case O_UID:
+		a->o.uid = parse_user(optarg);
+		a->have_uid = true;
+		break;
+	case O_GID:
+		a->o.gid = parse_group(optarg);
+		a->have_gid = true;
+		break;
+	case O_GROUPS:
+		parse_groups(a, optarg);
+		break;
+	case O_CLEARGROUPS:
+		a->o.ngroups = 0;
+		break;
+	case O_LLRW:
+		add_landlock(a, optarg, LANDLOCK_RW);
+		break;
+	case O_LLRO:
+		add_landlock(a, optarg, LANDLOCK_RO);
+		break;
+	case O_LLEXEC:
+		add_landlock(a, optarg, LANDLOCK_EXEC);
+		break;
+	case O_LLSCOPE:
+		a->o.landlock_scope = true;
+		break;
+	case O_PDEATH:
+		a->die_with_parent = true;
+		break;
 	case O_SETENV:
 		if (!strchr(optarg, '=') || optarg[0] == '=')
 			die(EXIT_USAGE, "--setenv: '%s' is not K=V", optarg);
@@ -213,15 +263,35 @@ static void drop_parse_one(struct drop_args *a, int c)
 			die(EXIT_USAGE, "--keep-env: '%s' is not a variable name", optarg);
 		push_or_die(&a->keepenv, optarg);
 		break;
-	case O_KEEPENVALL: a->keep_env_all = true; break;
-	case O_CHDIR: a->chdir = optarg; break;
-	case O_KEEPFD: add_keep_fd(a, optarg); break;
-	case O_ROOT: a->o.allow_root_target = true; break;
-	case O_PIDNS: a->pidns = true; break;
-	case O_NOPTY: a->no_pty = true; break;
-	case O_NNP: case O_SESSION: case O_CLEARENV: case O_CLOSEFDS: break; /* always on */
-	case 'h': fputs(drop_usage, stdout); exit(EXIT_OK);
-	default: fputs(drop_usage, stderr); exit(EXIT_USAGE);
+	case O_KEEPENVALL:
+		a->keep_env_all = true;
+		break;
+	case O_CHDIR:
+		a->chdir = optarg;
+		break;
+	case O_KEEPFD:
+		add_keep_fd(a, optarg);
+		break;
+	case O_ROOT:
+		a->o.allow_root_target = true;
+		break;
+	case O_PIDNS:
+		a->pidns = true;
+		break;
+	case O_NOPTY:
+		a->no_pty = true;
+		break;
+	case O_NNP:
+	case O_SESSION:
+	case O_CLEARENV:
+	case O_CLOSEFDS:
+		break; /* always on */
+	case 'h':
+		fputs(drop_usage, stdout);
+		exit(EXIT_OK);
+	default:
+		fputs(drop_usage, stderr);
+		exit(EXIT_USAGE);
 	}
 }
 
@@ -249,8 +319,8 @@ static char **build_env(struct drop_args *a, bool keep_term)
 			push_or_die(&set, *e);
 	for (size_t i = 0; i < a->setenv.n; i++)
 		push_or_die(&set, a->setenv.v[i]);
-	r = spawn_env_build(environ, (const char *const *)a->keepenv.v, a->keepenv.n, (const char *const *)set.v,
-			    set.n, &env);
+	r = spawn_env_build(environ, (const char *const *)a->keepenv.v, a->keepenv.n, (const char *const *)set.v, set.n,
+			    &env);
 	strv_free(&set);
 	if (r < 0)
 		drop_fail("environment", r);
@@ -494,7 +564,8 @@ int cmd_drop(int argc, char **argv)
 	c.tty_mask = tty_mask_of_std_fds();
 	if (c.tty_mask && a.no_pty)
 		drop_fail("--no-pty: fds 0-2 include the caller's terminal, which the command must not hold "
-			  "(TIOCSTI would type into it); redirect them or drop --no-pty", 0);
+			  "(TIOCSTI would type into it); redirect them or drop --no-pty",
+			  0);
 	c.argv = argv + optind;
 	c.envp = build_env(&a, c.tty_mask != 0);
 	if (c.tty_mask && (r = pty_open(c.tty_mask & 1 ? 0 : c.tty_mask & 2 ? 1 : 2, &master, &c.slave)) < 0)

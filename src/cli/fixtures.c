@@ -19,7 +19,6 @@
 #include "../mock/analyze.h"
 #include "cli.h"
 
-
 /* Out of memory in a command: say so and stop, never carry on with a list missing an entry. */
 static void push_or_die(struct strv *s, const char *v)
 {
@@ -138,7 +137,7 @@ int cmd_fixtures(int argc, char **argv)
 		const char *name;
 		int (*fn)(int, char **);
 	} subs[] = {
-		{ "check", fixtures_check },     { "sort", fixtures_sort },     { "replay", fixtures_replay },
+		{ "check", fixtures_check },       { "sort", fixtures_sort },     { "replay", fixtures_replay },
 		{ "coverage", fixtures_coverage }, { "record", fixtures_record },
 	};
 
@@ -180,16 +179,21 @@ static void check_tool(struct mock_tool *t, struct diag *d)
 		if (f->rules[i].mode == MATCH_SUBSET) {
 			j = analyze_subset_shadow(t, i);
 			if (j >= 0 && (size_t)j != i)
-				diag_warn(d, "%s: responses[%zu]: never matches: responses[%zd] comes first and its "
-					  "tokens are all among this rule's", f->path, i, j);
+				diag_warn(d,
+					  "%s: responses[%zu]: never matches: responses[%zd] comes first and its "
+					  "tokens are all among this rule's",
+					  f->path, i, j);
 		} else if (f->rules[i].mode == MATCH_EXACT &&
 			   (j = matcher_match_normalized(t->matcher, f->rules[i].argv, f->rules[i].argc)) >= 0) {
-			diag_warn(d, "%s: responses[%zd]: same normalized key as exact rule responses[%zu], which "
-				  "answers that argv first", f->path, j, i);
+			diag_warn(d,
+				  "%s: responses[%zd]: same normalized key as exact rule responses[%zu], which "
+				  "answers that argv first",
+				  f->path, j, i);
 		}
 	}
 	if (analyze_unsorted(t, &a, &b))
-		diag_warn(d, "%s: subset rules are not sorted most-specific-first: responses[%zu] (%zu tokens) "
+		diag_warn(d,
+			  "%s: subset rules are not sorted most-specific-first: responses[%zu] (%zu tokens) "
 			  "comes before responses[%zu] (%zu tokens); 'proctor fixtures sort' fixes the order",
 			  f->path, a, analyze_specificity(t, a), b, analyze_specificity(t, b));
 }
@@ -281,8 +285,8 @@ static void check_walk(struct check_run *run, const char *dir, int depth)
 			check_walk(run, p, depth + 1);
 		else if (S_ISREG(st.st_mode) && !strcmp(names.v[i], "mock-config.json"))
 			push_or_die(&run->configs, p);
-		else if (S_ISREG(st.st_mode) && strstr(names.v[i], "fixture") &&
-			 strlen(names.v[i]) > 5 && !strcmp(names.v[i] + strlen(names.v[i]) - 5, ".json"))
+		else if (S_ISREG(st.st_mode) && strstr(names.v[i], "fixture") && strlen(names.v[i]) > 5 &&
+			 !strcmp(names.v[i] + strlen(names.v[i]) - 5, ".json"))
 			push_or_die(&run->fixtures, p);
 		free(p);
 	}
@@ -368,12 +372,16 @@ static size_t sort_prove(struct mock_tool *before, struct mock_tool *after, cons
 		if (was == now)
 			continue;
 		if (was != (ssize_t)i && now == (ssize_t)i) {
-			fprintf(report, "responses[%zu]: its own argv was answered by responses[%zd] (shadowed); "
-					"now it answers itself\n", i, was);
+			fprintf(report,
+				"responses[%zu]: its own argv was answered by responses[%zd] (shadowed); "
+				"now it answers itself\n",
+				i, was);
 			continue;
 		}
-		fprintf(report, "responses[%zu]: its own argv was answered by responses[%zd], after sorting by "
-				"responses[%zd]\n", i, was, now);
+		fprintf(report,
+			"responses[%zu]: its own argv was answered by responses[%zd], after sorting by "
+			"responses[%zd]\n",
+			i, was, now);
 		bad++;
 	}
 	free(newpos);
@@ -409,8 +417,10 @@ static int sort_tool(const struct fx_source *src, const char *path, const struct
 
 int fixtures_sort(int argc, char **argv)
 {
-	static const struct option opts[] = { FX_SOURCE_OPTIONS, { "in-place", no_argument, NULL, 'i' },
-					      { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	static const struct option opts[] = { FX_SOURCE_OPTIONS,
+					      { "in-place", no_argument, NULL, 'i' },
+					      { "help", no_argument, NULL, 'h' },
+					      { NULL, 0, NULL, 0 } };
 	struct fx_source src = { 0 };
 	struct mock_tool before = { 0 }, after = { 0 };
 	struct mock_config *cb = NULL, *ca = NULL;

@@ -12,9 +12,9 @@
 
 /* How a fixture is turned into a tool: the same options mockd takes. */
 struct fx_source {
-	const char *config;   /* --config FILE, or NULL */
-	const char *tool;     /* --tool NAME (default "uip", or the config's first tool) */
-	struct strv noise;    /* --noise-flag */
+	const char *config; /* --config FILE, or NULL */
+	const char *tool;   /* --tool NAME (default "uip", or the config's first tool) */
+	struct strv noise;  /* --noise-flag */
 	bool has_noise;
 	struct strv prefixes; /* --passthrough */
 };

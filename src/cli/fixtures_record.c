@@ -42,11 +42,16 @@ struct record_args {
 static void record_parse(struct record_args *a, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "tool", required_argument, NULL, 't' },     { "out", required_argument, NULL, 'o' },
-		{ "redact", required_argument, NULL, 'r' },   { "socket", required_argument, NULL, 's' },
-		{ "socket-mode", required_argument, NULL, 'm' }, { "allow-uid", required_argument, NULL, 'u' },
-		{ "ready-fd", required_argument, NULL, 'f' }, { "passthrough-timeout", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
+		{ "tool", required_argument, NULL, 't' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "redact", required_argument, NULL, 'r' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "socket-mode", required_argument, NULL, 'm' },
+		{ "allow-uid", required_argument, NULL, 'u' },
+		{ "ready-fd", required_argument, NULL, 'f' },
+		{ "passthrough-timeout", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	unsigned long v;
 	int c;
@@ -54,13 +59,19 @@ static void record_parse(struct record_args *a, int argc, char **argv)
 	*a = (struct record_args){ .mode = 0660, .ready_fd = -1, .pt_timeout_s = 60 };
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (c) {
-		case 't': a->tool = optarg; break;
-		case 'o': a->out = optarg; break;
+		case 't':
+			a->tool = optarg;
+			break;
+		case 'o':
+			a->out = optarg;
+			break;
 		case 'r':
 			if (strv_push(&a->redact, optarg) < 0)
 				die(EXIT_FAILURE_, "out of memory");
 			break;
-		case 's': a->socket = optarg; break;
+		case 's':
+			a->socket = optarg;
+			break;
 		case 'm':
 			if (parse_mode(optarg, &a->mode) < 0 || a->mode > 0777)
 				die(EXIT_USAGE, "--socket-mode: '%s' is not an octal mode", optarg);
@@ -78,8 +89,12 @@ static void record_parse(struct record_args *a, int argc, char **argv)
 			if (parse_ulong(optarg, 1, 3600, &a->pt_timeout_s) < 0)
 				die(EXIT_USAGE, "--passthrough-timeout: whole seconds from 1 to 3600");
 			break;
-		case 'h': fputs(record_usage, stdout); exit(EXIT_OK);
-		default: fputs(record_usage, stderr); exit(EXIT_USAGE);
+		case 'h':
+			fputs(record_usage, stdout);
+			exit(EXIT_OK);
+		default:
+			fputs(record_usage, stderr);
+			exit(EXIT_USAGE);
 		}
 	}
 	if (!a->tool || !a->out || optind + 1 != argc)
@@ -93,8 +108,8 @@ static void record_on_error(const char *msg)
 	log_error("%s", msg);
 }
 
-static void record_on_call(void *ctx, const struct mock_tool *t, const char *const *argv, size_t argc,
-			   int exit_code, const struct buf *out, const struct buf *err)
+static void record_on_call(void *ctx, const struct mock_tool *t, const char *const *argv, size_t argc, int exit_code,
+			   const struct buf *out, const struct buf *err)
 {
 	struct recorder *rec = ctx;
 	int r = recorder_add(rec, argv, argc, exit_code, out->data ? out->data : "", out->len,
@@ -122,7 +137,7 @@ static struct mock_service *record_service(const struct record_args *a, const ch
 		die(EXIT_FAILURE_, "cannot set up the recording service");
 	svc->tools[0].record = true;
 	svc->cfg->tools[0].max_requests = 100000000; /* the operator records as long as it takes */
-	svc->tools[0].unconfined = true; /* the operator's own tool, with the operator's environment */
+	svc->tools[0].unconfined = true;             /* the operator's own tool, with the operator's environment */
 	diag_free(&d);
 	return svc;
 }
@@ -154,10 +169,14 @@ int fixtures_record(int argc, char **argv)
 		die(EXIT_FAILURE_, "%s: cannot write: %s", a.out, strerror(errno));
 	svc = record_service(&a, exe);
 	so = (struct mock_server_opts){ .socket_path = a.socket ? a.socket : MOCK_DEFAULT_SOCKET,
-					.ready_fd = a.ready_fd, .socket_gid = (gid_t)-1, .socket_mode = a.mode,
+					.ready_fd = a.ready_fd,
+					.socket_gid = (gid_t)-1,
+					.socket_mode = a.mode,
 					.client_timeout_ms = MOCK_DEFAULT_CLIENT_TIMEOUT_MS,
-					.max_clients = MOCK_DEFAULT_MAX_CLIENTS, .on_error = record_on_error,
-					.on_passthrough = record_on_call, .ctx = &rec };
+					.max_clients = MOCK_DEFAULT_MAX_CLIENTS,
+					.on_error = record_on_error,
+					.on_passthrough = record_on_call,
+					.ctx = &rec };
 	if (a.nuids) {
 		so.allowed_uids = a.uids;
 		so.nallowed = a.nuids;

@@ -147,8 +147,8 @@ static void print_argv(FILE *f, const char *const *argv, size_t argc)
 
 static void replay_summary_text(const size_t *count, size_t calls, const struct call_reader *cr)
 {
-	static const enum mock_outcome shown[] = { OUTCOME_EXACT, OUTCOME_NORMALIZED, OUTCOME_SUBSET,
-						    OUTCOME_PASSTHROUGH, OUTCOME_DEFAULT, OUTCOME_UNMOCKED };
+	static const enum mock_outcome shown[] = { OUTCOME_EXACT,       OUTCOME_NORMALIZED, OUTCOME_SUBSET,
+						   OUTCOME_PASSTHROUGH, OUTCOME_DEFAULT,    OUTCOME_UNMOCKED };
 
 	printf("%zu calls:", calls);
 	for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++)
@@ -169,9 +169,10 @@ static int replay_run(struct mock_tool *t, struct call_reader *cr, bool json)
 		count[o]++;
 		n++;
 		if (json) {
-			json_array_append_new(calls, json_pack("{s:I,s:o,s:s,s:o}", "line", (json_int_t)cr->lineno, "argv",
-							       argv_json(&argv), "outcome", mock_outcome_name(o), "rule",
-							       rule >= 0 ? json_integer(rule) : json_null()));
+			json_array_append_new(calls,
+					      json_pack("{s:I,s:o,s:s,s:o}", "line", (json_int_t)cr->lineno, "argv",
+							argv_json(&argv), "outcome", mock_outcome_name(o), "rule",
+							rule >= 0 ? json_integer(rule) : json_null()));
 			continue;
 		}
 		printf("%zu: %s", cr->lineno, mock_outcome_name(o));
@@ -190,7 +191,8 @@ static int replay_run(struct mock_tool *t, struct call_reader *cr, bool json)
 			    (json_int_t)cr->errors);
 	for (int o = 0; o < OUTCOME_COUNT; o++)
 		if (o <= OUTCOME_PASSTHROUGH || o == OUTCOME_DEFAULT || o == OUTCOME_UNMOCKED)
-			json_object_set_new(summary, mock_outcome_name((enum mock_outcome)o), json_integer((json_int_t)count[o]));
+			json_object_set_new(summary, mock_outcome_name((enum mock_outcome)o),
+					    json_integer((json_int_t)count[o]));
 	json_t *doc = json_pack("{s:o,s:o}", "calls", calls, "summary", summary);
 
 	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -201,8 +203,10 @@ static int replay_run(struct mock_tool *t, struct call_reader *cr, bool json)
 
 int fixtures_replay(int argc, char **argv)
 {
-	static const struct option opts[] = { FX_SOURCE_OPTIONS, { "json", no_argument, NULL, 'j' },
-					      { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	static const struct option opts[] = { FX_SOURCE_OPTIONS,
+					      { "json", no_argument, NULL, 'j' },
+					      { "help", no_argument, NULL, 'h' },
+					      { NULL, 0, NULL, 0 } };
 	struct fx_source src = { 0 };
 	struct mock_service *svc = NULL;
 	struct mock_tool *t;
@@ -264,7 +268,8 @@ static void coverage_expect(struct coverage *cv, const struct strv *argv)
 	buf_init(&joined, 0);
 	if (shell_join((const char *const *)argv->v, argv->n, &joined) == 0)
 		for (size_t i = 0; i < json_array_size(cv->expected); i++) {
-			const char *pat = json_string_value(json_object_get(json_array_get(cv->expected, i), "pattern"));
+			const char *pat =
+				json_string_value(json_object_get(json_array_get(cv->expected, i), "pattern"));
 
 			if (pat && strstr(joined.data ? joined.data : "", pat))
 				cv->seen[i]++;
@@ -292,7 +297,8 @@ static void coverage_add(struct coverage *cv, struct call_reader *cr, struct str
 	if (!f)
 		die(EXIT_FAILURE_, "out of memory");
 	cv->fall = f;
-	f[cv->nfall] = (struct fallthrough){ .file = strdup(cr->path), .line = cr->lineno, .argv = *argv, .outcome = o };
+	f[cv->nfall] =
+		(struct fallthrough){ .file = strdup(cr->path), .line = cr->lineno, .argv = *argv, .outcome = o };
 	*argv = (struct strv){ 0 };
 	cv->nfall++;
 }
@@ -326,8 +332,9 @@ static json_t *coverage_near(struct coverage *cv, const struct fallthrough *f, s
 
 		analyze_diff(cv->t, near[k].rule, (const char *const *)f->argv.v, f->argv.n, &missing, &extra);
 		if (json) {
-			json_array_append_new(arr, json_pack("{s:I,s:o,s:o}", "rule", (json_int_t)near[k].rule, "missing",
-							     tokens_json(&missing), "extra", tokens_json(&extra)));
+			json_array_append_new(arr,
+					      json_pack("{s:I,s:o,s:o}", "rule", (json_int_t)near[k].rule, "missing",
+							tokens_json(&missing), "extra", tokens_json(&extra)));
 		} else {
 			printf("      near responses[%zu]: missing ", near[k].rule);
 			print_tokens(&missing);
@@ -372,7 +379,8 @@ static void coverage_text(struct coverage *cv, size_t nfiles, size_t near)
 		coverage_near(cv, &cv->fall[i], near, false);
 	}
 	for (size_t i = 0; i < json_array_size(cv->expected); i++)
-		met += cv->seen[i] >= (size_t)json_integer_value(json_object_get(json_array_get(cv->expected, i), "min"));
+		met += cv->seen[i] >=
+		       (size_t)json_integer_value(json_object_get(json_array_get(cv->expected, i), "min"));
 	if (cv->expected)
 		printf("expected calls: %zu of %zu met\n", met, json_array_size(cv->expected));
 	for (size_t i = 0; i < json_array_size(cv->expected); i++) {
@@ -394,22 +402,24 @@ static void coverage_json(struct coverage *cv, size_t nfiles, size_t near)
 		struct strv a = { .v = (char **)fx->rules[i].argv, .n = fx->rules[i].argc };
 
 		json_array_append_new(rules, json_pack("{s:I,s:s,s:o,s:I}", "rule", (json_int_t)i, "mode",
-						       match_mode_name(fx->rules[i].mode), "argv", argv_json(&a), "calls",
-						       (json_int_t)cv->served[i]));
+						       match_mode_name(fx->rules[i].mode), "argv", argv_json(&a),
+						       "calls", (json_int_t)cv->served[i]));
 		if (!cv->served[i])
 			json_array_append_new(unused, json_integer((json_int_t)i));
 	}
 	for (size_t i = 0; i < cv->nfall; i++)
-		json_array_append_new(fall, json_pack("{s:s,s:I,s:o,s:s,s:o}", "file", cv->fall[i].file, "line",
-						      (json_int_t)cv->fall[i].line, "argv", argv_json(&cv->fall[i].argv),
-						      "outcome", mock_outcome_name(cv->fall[i].outcome), "near",
-						      coverage_near(cv, &cv->fall[i], near, true)));
+		json_array_append_new(fall,
+				      json_pack("{s:s,s:I,s:o,s:s,s:o}", "file", cv->fall[i].file, "line",
+						(json_int_t)cv->fall[i].line, "argv", argv_json(&cv->fall[i].argv),
+						"outcome", mock_outcome_name(cv->fall[i].outcome), "near",
+						coverage_near(cv, &cv->fall[i], near, true)));
 	for (size_t i = 0; i < json_array_size(cv->expected); i++) {
 		json_t *e = json_array_get(cv->expected, i);
 		json_int_t min = json_integer_value(json_object_get(e, "min"));
 
-		json_array_append_new(exp, json_pack("{s:O,s:I,s:I,s:b}", "pattern", json_object_get(e, "pattern"), "min",
-						     min, "seen", (json_int_t)cv->seen[i], "met", cv->seen[i] >= (size_t)min));
+		json_array_append_new(exp, json_pack("{s:O,s:I,s:I,s:b}", "pattern", json_object_get(e, "pattern"),
+						     "min", min, "seen", (json_int_t)cv->seen[i], "met",
+						     cv->seen[i] >= (size_t)min));
 	}
 	doc = json_pack("{s:s,s:I,s:I,s:I,s:I,s:o,s:o,s:I,s:o,s:o}", "fixture", fx->path, "files", (json_int_t)nfiles,
 			"calls", (json_int_t)cv->calls, "skipped", (json_int_t)cv->skipped, "errors",
@@ -430,8 +440,10 @@ static json_t *coverage_expected(const struct fixture *fx)
 	for (size_t i = 0; i < json_array_size(e); i++) {
 		json_t *x = json_array_get(e, i), *min = json_object_get(x, "min");
 
-		if (!json_is_string(json_object_get(x, "pattern")) || !json_is_integer(min) || json_integer_value(min) < 0) {
-			fprintf(stderr, "%s: expected_calls[%zu]: must be {\"pattern\": string, \"min\": integer >= 0}\n",
+		if (!json_is_string(json_object_get(x, "pattern")) || !json_is_integer(min) ||
+		    json_integer_value(min) < 0) {
+			fprintf(stderr,
+				"%s: expected_calls[%zu]: must be {\"pattern\": string, \"min\": integer >= 0}\n",
 				fx->path, i);
 			return NULL;
 		}
@@ -441,8 +453,10 @@ static json_t *coverage_expected(const struct fixture *fx)
 
 int fixtures_coverage(int argc, char **argv)
 {
-	static const struct option opts[] = { FX_SOURCE_OPTIONS, { "json", no_argument, NULL, 'j' },
-					      { "near", required_argument, NULL, 'n' }, { "help", no_argument, NULL, 'h' },
+	static const struct option opts[] = { FX_SOURCE_OPTIONS,
+					      { "json", no_argument, NULL, 'j' },
+					      { "near", required_argument, NULL, 'n' },
+					      { "help", no_argument, NULL, 'h' },
 					      { NULL, 0, NULL, 0 } };
 	struct fx_source src = { 0 };
 	struct mock_service *svc = NULL;

@@ -43,9 +43,11 @@ static bool wants_help(int argc, char **argv)
 
 static int guard_install_cmd(int argc, char **argv)
 {
-	static const struct option opts[] = { { "harness", required_argument, NULL, 'H' }, { "root", required_argument, NULL, 'r' },
-					      { "ttl", required_argument, NULL, 't' }, { "denial-log", required_argument, NULL, 'l' },
-					      { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	static const struct option opts[] = {
+		{ "harness", required_argument, NULL, 'H' }, { "root", required_argument, NULL, 'r' },
+		{ "ttl", required_argument, NULL, 't' },     { "denial-log", required_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 }
+	};
 	const char *root = NULL, *log_path = NULL;
 	unsigned long ttl = GUARD_DEFAULT_TTL;
 	char exe[PATH_MAX];
@@ -168,8 +170,9 @@ static const char *marker_state(const char *path, struct guard_marker *m, bool *
 
 		gmtime_r(&secs, &tm);
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-		snprintf(why, sizeof(why), "the guard's marker expired at %s while the hook is still installed; the operator "
-					   "must re-arm or tear it down",
+		snprintf(why, sizeof(why),
+			 "the guard's marker expired at %s while the hook is still installed; the operator "
+			 "must re-arm or tear it down",
 			 when);
 		return why;
 	}
@@ -179,7 +182,8 @@ static const char *marker_state(const char *path, struct guard_marker *m, bool *
 /* The hook: read everything first, then decide. */
 static int guard_hook_cmd(int argc, char **argv)
 {
-	static const struct option opts[] = { { "harness", required_argument, NULL, 'H' }, { "help", no_argument, NULL, 'h' },
+	static const struct option opts[] = { { "harness", required_argument, NULL, 'H' },
+					      { "help", no_argument, NULL, 'h' },
 					      { NULL, 0, NULL, 0 } };
 	struct guard_marker m = { 0 };
 	struct guard_verdict v = { 0 };

@@ -46,10 +46,15 @@ static void expect_groups(struct identity_expect *e, const char *list)
 int cmd_identity(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "expect-uid", required_argument, NULL, 'u' }, { "expect-gid", required_argument, NULL, 'g' },
-		{ "expect-groups", required_argument, NULL, 'G' }, { "expect-no-caps", no_argument, NULL, 'c' },
-		{ "expect-nnp", no_argument, NULL, 'n' }, { "expect-landlock", no_argument, NULL, 'l' },
-		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "expect-uid", required_argument, NULL, 'u' },
+		{ "expect-gid", required_argument, NULL, 'g' },
+		{ "expect-groups", required_argument, NULL, 'G' },
+		{ "expect-no-caps", no_argument, NULL, 'c' },
+		{ "expect-nnp", no_argument, NULL, 'n' },
+		{ "expect-landlock", no_argument, NULL, 'l' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	struct identity_expect e = { 0 };
 	struct identity id;
@@ -62,15 +67,35 @@ int cmd_identity(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'u': e.uid = true; e.want_uid = (uid_t)id_or_die("--expect-uid", optarg); break;
-		case 'g': e.gid = true; e.want_gid = (gid_t)id_or_die("--expect-gid", optarg); break;
-		case 'G': expect_groups(&e, optarg); break;
-		case 'c': e.no_caps = true; break;
-		case 'n': e.nnp = true; break;
-		case 'l': e.landlock = true; break;
-		case 'q': quiet = true; break;
-		case 'h': fputs(identity_usage, stdout); return EXIT_OK;
-		default: fputs(identity_usage, stderr); return EXIT_USAGE;
+		case 'u':
+			e.uid = true;
+			e.want_uid = (uid_t)id_or_die("--expect-uid", optarg);
+			break;
+		case 'g':
+			e.gid = true;
+			e.want_gid = (gid_t)id_or_die("--expect-gid", optarg);
+			break;
+		case 'G':
+			expect_groups(&e, optarg);
+			break;
+		case 'c':
+			e.no_caps = true;
+			break;
+		case 'n':
+			e.nnp = true;
+			break;
+		case 'l':
+			e.landlock = true;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			fputs(identity_usage, stdout);
+			return EXIT_OK;
+		default:
+			fputs(identity_usage, stderr);
+			return EXIT_USAGE;
 		}
 	}
 	if (identity_read(&id, &field) < 0)

@@ -79,10 +79,31 @@ struct mockd_args {
 };
 
 enum {
-	OPT_CONFIG = 256, OPT_TOOL, OPT_FIXTURE, OPT_PASSTHROUGH, OPT_PT_EXEC, OPT_MAX_REQ, OPT_NOISE,
-	OPT_SOCKET, OPT_GROUP, OPT_MODE, OPT_ALLOW, OPT_JOURNAL, OPT_READY, OPT_CTIMEOUT, OPT_PTIMEOUT,
-	OPT_MAXCLI, OPT_CHECK, OPT_USER, OPT_RUN_GROUP, OPT_RUN_GROUPS,
-	OPT_PT_READ, OPT_PT_WRITE, OPT_PT_ENV, OPT_JAPPEND, OPT_JMAX,
+	OPT_CONFIG = 256,
+	OPT_TOOL,
+	OPT_FIXTURE,
+	OPT_PASSTHROUGH,
+	OPT_PT_EXEC,
+	OPT_MAX_REQ,
+	OPT_NOISE,
+	OPT_SOCKET,
+	OPT_GROUP,
+	OPT_MODE,
+	OPT_ALLOW,
+	OPT_JOURNAL,
+	OPT_READY,
+	OPT_CTIMEOUT,
+	OPT_PTIMEOUT,
+	OPT_MAXCLI,
+	OPT_CHECK,
+	OPT_USER,
+	OPT_RUN_GROUP,
+	OPT_RUN_GROUPS,
+	OPT_PT_READ,
+	OPT_PT_WRITE,
+	OPT_PT_ENV,
+	OPT_JAPPEND,
+	OPT_JMAX,
 };
 
 static const struct option mockd_opts[] = {
@@ -174,16 +195,26 @@ static void groups_or_die(struct drop_opts *o, const char *list)
 static int mockd_parse_one(struct mockd_args *a, int c)
 {
 	switch (c) {
-	case OPT_CONFIG: a->config = optarg; break;
-	case OPT_TOOL: a->tool = optarg; break;
-	case OPT_FIXTURE: a->fixture = optarg; break;
-	case OPT_PASSTHROUGH: strv_add_or_die(&a->prefixes, optarg); break;
-	case OPT_PT_EXEC: a->pt_exec = optarg; break;
+	case OPT_CONFIG:
+		a->config = optarg;
+		break;
+	case OPT_TOOL:
+		a->tool = optarg;
+		break;
+	case OPT_FIXTURE:
+		a->fixture = optarg;
+		break;
+	case OPT_PASSTHROUGH:
+		strv_add_or_die(&a->prefixes, optarg);
+		break;
+	case OPT_PT_EXEC:
+		a->pt_exec = optarg;
+		break;
 	case OPT_PT_READ:
 	case OPT_PT_WRITE:
 		if (optarg[0] != '/')
-			die(EXIT_USAGE, "--passthrough-%s: '%s' must be an absolute path", c == OPT_PT_READ ? "read" : "write",
-			    optarg);
+			die(EXIT_USAGE, "--passthrough-%s: '%s' must be an absolute path",
+			    c == OPT_PT_READ ? "read" : "write", optarg);
 		strv_add_or_die(c == OPT_PT_READ ? &a->pt_read : &a->pt_write, optarg);
 		break;
 	case OPT_PT_ENV:
@@ -191,15 +222,21 @@ static int mockd_parse_one(struct mockd_args *a, int c)
 			die(EXIT_USAGE, "--passthrough-env: '%s' is not NAME=VALUE", optarg);
 		strv_add_or_die(&a->pt_env, optarg);
 		break;
-	case OPT_MAX_REQ: a->max_requests = num_or_die("--max-requests", optarg, 1, 100000000); break;
+	case OPT_MAX_REQ:
+		a->max_requests = num_or_die("--max-requests", optarg, 1, 100000000);
+		break;
 	case OPT_NOISE:
 		if (optarg[0] != '-' || strchr(optarg, '='))
 			die(EXIT_USAGE, "--noise-flag: '%s' must start with '-' and contain no '='", optarg);
 		strv_add_or_die(&a->noise, optarg);
 		a->has_noise = true;
 		break;
-	case OPT_SOCKET: a->socket = optarg; break;
-	case OPT_GROUP: a->group = optarg; break;
+	case OPT_SOCKET:
+		a->socket = optarg;
+		break;
+	case OPT_GROUP:
+		a->group = optarg;
+		break;
 	case OPT_MODE:
 		if (parse_mode(optarg, &a->mode) < 0 || a->mode > 0777)
 			die(EXIT_USAGE, "--socket-mode: '%s' is not an octal mode such as 0660", optarg);
@@ -209,9 +246,15 @@ static int mockd_parse_one(struct mockd_args *a, int c)
 			die(EXIT_USAGE, "--allow-uid: at most %d uids", MOCKD_MAX_ALLOWED_UIDS);
 		a->uids[a->nuids++] = (uid_t)num_or_die("--allow-uid", optarg, 0, 4294967294UL);
 		break;
-	case OPT_JOURNAL: a->journal = optarg; break;
-	case OPT_JAPPEND: a->journal_append = true; break;
-	case OPT_JMAX: a->journal_max = num_or_die("--journal-max-bytes", optarg, 4096, 1UL << 40); break;
+	case OPT_JOURNAL:
+		a->journal = optarg;
+		break;
+	case OPT_JAPPEND:
+		a->journal_append = true;
+		break;
+	case OPT_JMAX:
+		a->journal_max = num_or_die("--journal-max-bytes", optarg, 4096, 1UL << 40);
+		break;
 	case OPT_READY:
 		if (fd_parse(optarg, &a->ready_fd) < 0 || a->ready_fd <= 2)
 			die(EXIT_USAGE, "--ready-fd: '%s' is not an open file descriptor above 2", optarg);
@@ -224,14 +267,32 @@ static int mockd_parse_one(struct mockd_args *a, int c)
 		a->pt_timeout_s = num_or_die("--passthrough-timeout", optarg, 1, 3600);
 		a->has_pt_timeout = true;
 		break;
-	case OPT_MAXCLI: a->max_clients = num_or_die("--max-clients", optarg, 1, 1000000); break;
-	case OPT_CHECK: a->check = true; break;
-	case OPT_USER: a->user = optarg; a->drop.uid = user_or_die("--user", optarg); break;
-	case OPT_RUN_GROUP: a->run_group = optarg; a->drop.gid = group_or_die("--group", optarg); break;
-	case OPT_RUN_GROUPS: groups_or_die(&a->drop, optarg); break;
-	case 'v': log_set_verbose(1); break;
-	case 'h': fputs(mockd_usage, stdout); exit(EXIT_OK);
-	default: fputs(mockd_usage, stderr); exit(EXIT_USAGE);
+	case OPT_MAXCLI:
+		a->max_clients = num_or_die("--max-clients", optarg, 1, 1000000);
+		break;
+	case OPT_CHECK:
+		a->check = true;
+		break;
+	case OPT_USER:
+		a->user = optarg;
+		a->drop.uid = user_or_die("--user", optarg);
+		break;
+	case OPT_RUN_GROUP:
+		a->run_group = optarg;
+		a->drop.gid = group_or_die("--group", optarg);
+		break;
+	case OPT_RUN_GROUPS:
+		groups_or_die(&a->drop, optarg);
+		break;
+	case 'v':
+		log_set_verbose(1);
+		break;
+	case 'h':
+		fputs(mockd_usage, stdout);
+		exit(EXIT_OK);
+	default:
+		fputs(mockd_usage, stderr);
+		exit(EXIT_USAGE);
 	}
 	return 0;
 }
@@ -267,7 +328,8 @@ static void mockd_parse(struct mockd_args *a, int argc, char **argv)
 		die(EXIT_USAGE, "--tool needs --fixture FILE");
 	if (a->config && (a->fixture || a->prefixes.n || a->pt_exec || a->max_requests || a->has_noise ||
 			  a->pt_read.n || a->pt_write.n || a->pt_env.n))
-		die(EXIT_USAGE, "--fixture, --passthrough*, --max-requests and --noise-flag go with --tool, not --config");
+		die(EXIT_USAGE,
+		    "--fixture, --passthrough*, --max-requests and --noise-flag go with --tool, not --config");
 	if (a->tool && !mock_tool_name_valid(a->tool))
 		die(EXIT_USAGE, "--tool: '%s' is not a bare executable name", a->tool);
 	if (a->pt_exec && a->pt_exec[0] != '/')
@@ -368,8 +430,9 @@ static void mockd_report(const struct mock_service *svc, const char *sock)
 		if (t->cfg->nprefixes && !t->exe)
 			log_warn("%s: passthrough prefixes are configured but %s is not an executable; "
 				 "those calls will get exit 69",
-				 t->cfg->tool, t->cfg->passthrough_executable ? t->cfg->passthrough_executable
-									      : "the tool is not on PATH or");
+				 t->cfg->tool,
+				 t->cfg->passthrough_executable ? t->cfg->passthrough_executable :
+								  "the tool is not on PATH or");
 		log_info("%s: %zu rules from %s%s%s", t->cfg->tool, t->fixture->nrules, t->fixture->path,
 			 t->exe ? ", passthrough to " : "", t->exe ? t->exe : "");
 	}
@@ -380,11 +443,16 @@ static void mockd_report(const struct mock_service *svc, const char *sock)
 static const char *journal_open_why(int r)
 {
 	switch (r) {
-	case -EEXIST: return "it exists and is not empty (a journal is fresh; --journal-append adds to one)";
-	case -EINVAL: return "not a regular file";
-	case -EMLINK: return "it has other hard links";
-	case -ELOOP: return "it is a symbolic link";
-	default: return strerror(-r);
+	case -EEXIST:
+		return "it exists and is not empty (a journal is fresh; --journal-append adds to one)";
+	case -EINVAL:
+		return "not a regular file";
+	case -EMLINK:
+		return "it has other hard links";
+	case -ELOOP:
+		return "it is a symbolic link";
+	default:
+		return strerror(-r);
 	}
 }
 
@@ -444,8 +512,9 @@ int cmd_mockd(int argc, char **argv)
 	cfg = mockd_config(&a, &d);
 	if (!cfg)
 		goto out;
-	so.client_timeout_ms = a.has_client_timeout ? (unsigned)a.client_timeout_s * 1000u
-			       : cfg->client_timeout_ms ? cfg->client_timeout_ms : MOCK_DEFAULT_CLIENT_TIMEOUT_MS;
+	so.client_timeout_ms = a.has_client_timeout   ? (unsigned)a.client_timeout_s * 1000u :
+			       cfg->client_timeout_ms ? cfg->client_timeout_ms :
+							MOCK_DEFAULT_CLIENT_TIMEOUT_MS;
 	for (size_t i = 0; a.has_pt_timeout && i < cfg->ntools; i++)
 		cfg->tools[i].passthrough_timeout_ms = (unsigned)a.pt_timeout_s * 1000u;
 	so.nallowed = mockd_allowed(&a, cfg, allowed);

@@ -23,12 +23,11 @@ static const char reap_usage[] =
 
 int cmd_reap(int argc, char **argv)
 {
-	static const struct option opts[] = { { "uid", required_argument, NULL, 'u' },
-					      { "pgid", required_argument, NULL, 'p' },
-					      { "grace", required_argument, NULL, 'g' },
-					      { "timeout", required_argument, NULL, 't' },
-					      { "help", no_argument, NULL, 'h' },
-					      { NULL, 0, NULL, 0 } };
+	static const struct option opts[] = {
+		{ "uid", required_argument, NULL, 'u' },   { "pgid", required_argument, NULL, 'p' },
+		{ "grace", required_argument, NULL, 'g' }, { "timeout", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },        { NULL, 0, NULL, 0 }
+	};
 	unsigned long uid = 0, pgid = 0, grace = 500, timeout = 5000;
 	struct reap_result res;
 	json_t *surv, *doc;
@@ -43,7 +42,10 @@ int cmd_reap(int argc, char **argv)
 			return EXIT_OK;
 		}
 		if (c == '?' || parse_ulong(optarg, c == 'u' || c == 'p' ? 1 : 0,
-					    c == 'u' ? 4294967294UL : c == 'p' ? 4194304 : 600000, dst) < 0)
+					    c == 'u' ? 4294967294UL :
+					    c == 'p' ? 4194304 :
+						       600000,
+					    dst) < 0)
 			die(EXIT_USAGE, "bad option value (see --help)");
 	}
 	if (!uid || optind != argc)
@@ -53,14 +55,16 @@ int cmd_reap(int argc, char **argv)
 		reap_pgroup((pid_t)pgid, (unsigned)grace);
 	r = reap_uid((uid_t)uid, (unsigned)grace, (unsigned)timeout, &res);
 	if (r == -EINVAL)
-		die(EXIT_USAGE, "--uid %lu: refusing to sweep root, ourselves or uid %u", uid, (unsigned)REAP_KILL_RUID);
+		die(EXIT_USAGE, "--uid %lu: refusing to sweep root, ourselves or uid %u", uid,
+		    (unsigned)REAP_KILL_RUID);
 	surv = json_array();
 	for (size_t i = 0; r < 0 && i < res.nsurvivors; i++)
 		json_array_append_new(surv, json_integer(res.survivors[i]));
 	doc = json_pack("{s:s,s:I,s:I,s:o,s:I,s:b,s:I,s:b,s:b,s:b}", "path", "uid-sweep", "uid", (json_int_t)uid,
-			"signalled", (json_int_t)res.signalled, "survivors", surv, "ms", (json_int_t)(now_mono_ms() - t0),
-			"timed_out", res.timed_out, "passes", (json_int_t)res.passes, "cgroup", res.cgroup_used,
-			"kill_as_uid", res.kill_as_uid, "pidns_available", reap_pidns_available());
+			"signalled", (json_int_t)res.signalled, "survivors", surv, "ms",
+			(json_int_t)(now_mono_ms() - t0), "timed_out", res.timed_out, "passes", (json_int_t)res.passes,
+			"cgroup", res.cgroup_used, "kill_as_uid", res.kill_as_uid, "pidns_available",
+			reap_pidns_available());
 	json_dumpf(doc, stdout, JSON_COMPACT);
 	putchar('\n');
 	fflush(stdout); /* the report first, then the verdict */

@@ -43,7 +43,8 @@ int report_print(const char *dir, bool json, FILE *f)
 
 int cmd_report(int argc, char **argv)
 {
-	static const struct option opts[] = { { "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
+	static const struct option opts[] = { { "json", no_argument, NULL, 'j' },
+					      { "help", no_argument, NULL, 'h' },
 					      { NULL, 0, NULL, 0 } };
 	bool json = false;
 	int c;

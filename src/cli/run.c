@@ -35,10 +35,11 @@ static void progress(const char *line)
 
 int cmd_run(int argc, char **argv)
 {
-	static const struct option opts[] = { { "out", required_argument, NULL, 'o' }, { "quiet", no_argument, NULL, 'q' },
-					      { "agents", required_argument, NULL, 'a' },
-					      { "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
-					      { NULL, 0, NULL, 0 } };
+	static const struct option opts[] = {
+		{ "out", required_argument, NULL, 'o' },    { "quiet", no_argument, NULL, 'q' },
+		{ "agents", required_argument, NULL, 'a' }, { "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 }
+	};
 	struct run_opts o = { .log = progress };
 	struct diag d;
 	char *dir = NULL;
@@ -47,19 +48,34 @@ int cmd_run(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'o': o.out = optarg; break;
-		case 'a': o.agents_dir = optarg; break;
-		case 'q': quiet = true; o.log = NULL; break;
-		case 'j': json = true; break;
-		case 'h': fputs(run_usage, stdout); return EXIT_OK;
-		default: fputs(run_usage, stderr); return EXIT_USAGE;
+		case 'o':
+			o.out = optarg;
+			break;
+		case 'a':
+			o.agents_dir = optarg;
+			break;
+		case 'q':
+			quiet = true;
+			o.log = NULL;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			fputs(run_usage, stdout);
+			return EXIT_OK;
+		default:
+			fputs(run_usage, stderr);
+			return EXIT_USAGE;
 		}
 	}
 	if (optind + 1 != argc)
 		die(EXIT_USAGE, "give one task file (see --help)");
 	if (geteuid() != 0)
-		die(RUN_EXIT_INVALID, "needs root: it creates the agent's and mockd's identities and tears them down "
-				      "(try: sudo proctor run %s)", argv[optind]);
+		die(RUN_EXIT_INVALID,
+		    "needs root: it creates the agent's and mockd's identities and tears them down "
+		    "(try: sudo proctor run %s)",
+		    argv[optind]);
 	o.task_file = argv[optind];
 	code = run_task(&o, &d, &dir);
 	for (size_t i = 0; i < d.n; i++) {

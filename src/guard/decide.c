@@ -138,8 +138,9 @@ char *guard_resolve(const char *cwd, const char *path, const char **ret_why)
 	char abs[PATH_MAX * 2];
 
 	if (!path[0] || path[0] == '~' || (path[0] != '/' && !cwd)) {
-		*ret_why = !path[0] ? "empty path" : path[0] == '~' ? "home-relative path"
-								    : "relative path after a cd to an unknown directory";
+		*ret_why = !path[0]       ? "empty path" :
+			   path[0] == '~' ? "home-relative path" :
+					    "relative path after a cd to an unknown directory";
 		return NULL;
 	}
 	if (snprintf(abs, sizeof(abs), "%s%s%s", path[0] == '/' ? "" : cwd, path[0] == '/' ? "" : "/", path) >=
@@ -195,7 +196,8 @@ static const char *check_target(void *ctx, const char *cwd, const char *path, en
 	struct stat st;
 
 	if (path[0] == '/' || cwd) {
-		snprintf(lexical, sizeof(lexical), "%s%s%s", path[0] == '/' ? "" : cwd, path[0] == '/' ? "" : "/", path);
+		snprintf(lexical, sizeof(lexical), "%s%s%s", path[0] == '/' ? "" : cwd, path[0] == '/' ? "" : "/",
+			 path);
 		normalise(lexical);
 		if (dev_ok(lexical))
 			return NULL;
@@ -249,7 +251,8 @@ static void deny_v(struct guard_verdict *v, const char *what, const char *path, 
  * is refused rather than guessed at. */
 int guard_patch_targets(const char *patch, struct strv *out, const char **ret_bad)
 {
-	static const char *const heads[] = { "*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: " };
+	static const char *const heads[] = { "*** Add File: ", "*** Update File: ", "*** Delete File: ",
+					     "*** Move to: " };
 	static const char *const plain[] = { "*** Begin Patch", "*** End Patch", "*** End of File" };
 
 	*ret_bad = NULL;
@@ -349,16 +352,19 @@ static int protect_paths(const struct guard_marker *m, struct strv *out)
 				err = -ENOMEM;
 				break;
 			}
-			if (strv_push(out, p.marker) < 0 || strv_push(out, p.manifest) < 0 || strv_push(out, p.hookfile) < 0)
+			if (strv_push(out, p.marker) < 0 || strv_push(out, p.manifest) < 0 ||
+			    strv_push(out, p.hookfile) < 0)
 				err = -ENOMEM;
 			guard_paths_free(&p);
 		}
 		/* settings that can switch hooks off: Claude Code's shared settings, Codex's config */
-		if (err == 0 && (asprintf(&extra, "%s/.claude/settings.json", m->roots.v[i]) < 0 || strv_push(out, extra) < 0))
+		if (err == 0 &&
+		    (asprintf(&extra, "%s/.claude/settings.json", m->roots.v[i]) < 0 || strv_push(out, extra) < 0))
 			err = -ENOMEM;
 		free(extra);
 		extra = NULL;
-		if (err == 0 && (asprintf(&extra, "%s/.codex/config.toml", m->roots.v[i]) < 0 || strv_push(out, extra) < 0))
+		if (err == 0 &&
+		    (asprintf(&extra, "%s/.codex/config.toml", m->roots.v[i]) < 0 || strv_push(out, extra) < 0))
 			err = -ENOMEM;
 		free(extra);
 	}
@@ -366,12 +372,36 @@ static int protect_paths(const struct guard_marker *m, struct strv *out)
 }
 
 /* Tools that only read or talk to the agent: nothing to check. */
-static const char *const read_tools[] = { "Read", "Glob", "Grep", "LS", "NotebookRead", "WebFetch", "WebSearch",
-					  "TodoWrite", "TodoRead", "Task", "Agent", "BashOutput", "KillShell", "KillBash",
-					  "ExitPlanMode", "EnterPlanMode", "AskUserQuestion", "ListMcpResourcesTool",
-					  "ReadMcpResourceTool", "Skill", "SlashCommand", "TaskOutput", "view_image",
-					  "update_plan", "web_search", "read_file", "list_dir", "grep_files", NULL };
-static const char *const shell_tools[] = { "Bash", "shell", "exec_command", "local_shell", "container.exec",
+static const char *const read_tools[] = { "Read",
+					  "Glob",
+					  "Grep",
+					  "LS",
+					  "NotebookRead",
+					  "WebFetch",
+					  "WebSearch",
+					  "TodoWrite",
+					  "TodoRead",
+					  "Task",
+					  "Agent",
+					  "BashOutput",
+					  "KillShell",
+					  "KillBash",
+					  "ExitPlanMode",
+					  "EnterPlanMode",
+					  "AskUserQuestion",
+					  "ListMcpResourcesTool",
+					  "ReadMcpResourceTool",
+					  "Skill",
+					  "SlashCommand",
+					  "TaskOutput",
+					  "view_image",
+					  "update_plan",
+					  "web_search",
+					  "read_file",
+					  "list_dir",
+					  "grep_files",
+					  NULL };
+static const char *const shell_tools[] = { "Bash",          "shell", "exec_command", "local_shell", "container.exec",
 					   "shell_command", NULL };
 
 static bool listed(const char *s, const char *const *l)
@@ -386,8 +416,8 @@ static bool listed(const char *s, const char *const *l)
  * paths (path, file, dir, dest, target, output, root, cwd, folder, location). */
 static void unknown_tool(struct check_ctx *c, const char *tool, const char *cwd, json_t *j, const char *key, int depth)
 {
-	static const char *const keys[] = { "path", "file", "dir", "dest", "target", "output", "root", "cwd", "folder",
-					    "location", NULL };
+	static const char *const keys[] = { "path", "file", "dir",    "dest",     "target", "output",
+					    "root", "cwd",  "folder", "location", NULL };
 	const char *k;
 	json_t *v;
 	size_t i;
@@ -563,7 +593,7 @@ int guard_log_denial(const char *log_path, json_t *payload, const struct guard_v
 			return -ENOMEM; /* no line rather than a line that hides a key */
 		}
 	}
-strv_sort(&names);
+	strv_sort(&names);
 	for (size_t i = 0; i < names.n; i++)
 		json_array_append_new(keys, json_string(names.v[i]));
 	strv_free(&names);

@@ -63,7 +63,8 @@ int guard_paths_resolved(enum harness h, const char *root, struct guard_paths *r
 		return -ENOMEM;
 	/* NOLINTBEGIN(clang-analyzer-unix.Malloc): guard_paths_free() frees p.root; the analyzer
 	 * loses track of it once &p's fields are handed to asprintf() */
-	if (asprintf(&p.skills, "%s/%s", p.root, sk) < 0 || asprintf(&p.marker, "%s/%s", p.skills, GUARD_MARKER_NAME) < 0 ||
+	if (asprintf(&p.skills, "%s/%s", p.root, sk) < 0 ||
+	    asprintf(&p.marker, "%s/%s", p.skills, GUARD_MARKER_NAME) < 0 ||
 	    asprintf(&p.manifest, "%s/%s", p.skills, GUARD_MANIFEST_NAME) < 0 ||
 	    asprintf(&p.hookdir, "%s/%s", p.root, dot) < 0 || asprintf(&p.hookfile, "%s/%s", p.hookdir, hf) < 0) {
 		guard_paths_free(&p);
@@ -129,14 +130,16 @@ static int settings_read(const char *path, struct buf *raw, json_t **ret, struct
 	}
 	j = json_loadb(raw->data ? raw->data : "", raw->len, 0, &e);
 	if (!json_is_object(j)) {
-		buf_printf(report, "%s: not a JSON object (%s); refusing to change it\n", path, j ? "wrong type" : e.text);
+		buf_printf(report, "%s: not a JSON object (%s); refusing to change it\n", path,
+			   j ? "wrong type" : e.text);
 		json_decref(j);
 		return -EINVAL;
 	}
 	hooks = json_object_get(j, "hooks");
-	if ((hooks && !json_is_object(hooks)) || (hooks && json_object_get(hooks, "PreToolUse") &&
-						  !json_is_array(json_object_get(hooks, "PreToolUse")))) {
-		buf_printf(report, "%s: \"hooks\" must be an object and \"hooks.PreToolUse\" a list; refusing to change it\n",
+	if ((hooks && !json_is_object(hooks)) ||
+	    (hooks && json_object_get(hooks, "PreToolUse") && !json_is_array(json_object_get(hooks, "PreToolUse")))) {
+		buf_printf(report,
+			   "%s: \"hooks\" must be an object and \"hooks.PreToolUse\" a list; refusing to change it\n",
 			   path);
 		json_decref(j);
 		return -EINVAL;
@@ -158,8 +161,7 @@ static json_t *hook_entry(enum harness h, const char *exe, const char *marker)
 			      "proctor guard: checking write targets");
 	else
 		/* every tool: an unknown one (an MCP tool) is judged by the paths in its input */
-		e = json_pack("{s:s,s:[{s:s,s:s}]}", "matcher", "*", "hooks", "type",
-			      "command", "command", cmd);
+		e = json_pack("{s:s,s:[{s:s,s:s}]}", "matcher", "*", "hooks", "type", "command", "command", cmd);
 	free(cmd);
 	return e;
 }
@@ -211,7 +213,8 @@ int guard_install(enum harness h, const char *root, unsigned ttl_s, const char *
 	}
 	/* NOLINTNEXTLINE(clang-analyzer-core.CallAndMessage): guard_paths() filled p (r == 0) */
 	if (lstat(p.manifest, &st) == 0) {
-		buf_printf(report, "%s: already installed (run 'proctor guard teardown %s' first)\n", p.manifest, p.root);
+		buf_printf(report, "%s: already installed (run 'proctor guard teardown %s' first)\n", p.manifest,
+			   p.root);
 		r = -EEXIST;
 		goto out;
 	}
@@ -239,8 +242,8 @@ int guard_install(enum harness h, const char *root, unsigned ttl_s, const char *
 	if (r < 0)
 		buf_printf(report, "install failed: %s (run 'proctor guard teardown %s')\n", strerror(-r), p.root);
 	else
-		buf_printf(report, "armed %s guard on %s until %s\nmarker %s\nhook %s\n", harness_name(h), p.root, expires,
-			   p.marker, p.hookfile);
+		buf_printf(report, "armed %s guard on %s until %s\nmarker %s\nhook %s\n", harness_name(h), p.root,
+			   expires, p.marker, p.hookfile);
 out:
 	json_decref(old);
 	json_decref(entry);
@@ -268,7 +271,8 @@ static int64_t parse_rfc3339_ms(const char *s)
 
 	/* NOLINTNEXTLINE(cert-err34-c): the field widths bound every number */
 	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
-		   &tm.tm_sec, &ms, &n) != 7 || s[n] != '\0')
+		   &tm.tm_sec, &ms, &n) != 7 ||
+	    s[n] != '\0')
 		return -1;
 	tm.tm_year -= 1900;
 	tm.tm_mon -= 1;
@@ -295,7 +299,8 @@ int guard_marker_load(const char *path, struct guard_marker *ret)
 	    !json_is_string(v) || (ret->expires_ms = parse_rfc3339_ms(json_string_value(v))) < 0)
 		goto out;
 	json_array_foreach(roots, i, v)
-		if (!json_is_string(v) || json_string_value(v)[0] != '/' || strv_push(&ret->roots, json_string_value(v)) < 0)
+		if (!json_is_string(v) || json_string_value(v)[0] != '/' ||
+		    strv_push(&ret->roots, json_string_value(v)) < 0)
 			goto out;
 	ret->active = json_is_true(json_object_get(j, "active"));
 	v = json_object_get(j, "denialLogPath");
@@ -377,10 +382,12 @@ static int teardown_one(enum harness h, const char *root, struct buf *report, bo
 		*did = true;
 	} else if (lstat(p.manifest, &st) == 0) {
 		/* Corrupt manifest: we cannot restore, but we can disarm. */
-		if ((k = remove_reported(p.marker, false, report)) < 0 || (k = remove_reported(p.manifest, false, report)) < 0)
+		if ((k = remove_reported(p.marker, false, report)) < 0 ||
+		    (k = remove_reported(p.manifest, false, report)) < 0)
 			r = k;
 		else
-			buf_printf(report, "%s: corrupt manifest; removed it and the marker (hook file left as is)\n", p.manifest);
+			buf_printf(report, "%s: corrupt manifest; removed it and the marker (hook file left as is)\n",
+				   p.manifest);
 		*did = true;
 	} else if (lstat(p.marker, &st) == 0) {
 		if ((k = remove_reported(p.marker, false, report)) < 0)

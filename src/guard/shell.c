@@ -25,9 +25,9 @@
 #define LEX_MAX_HEREDOCS 16
 #define CASE_MAX_DEPTH 8
 #define FOR_MAX_VALUES 32
-#define LEX_MAX_NEST 64      /* expansions inside one another, per lexer */
-#define BRACE_MAX_NEST 16    /* {a,{b,{c,...}}} */
-#define COMMAND_MAX_NEST 32  /* wrappers around wrappers: nice nice nice ... */
+#define LEX_MAX_NEST 64     /* expansions inside one another, per lexer */
+#define BRACE_MAX_NEST 16   /* {a,{b,{c,...}}} */
+#define COMMAND_MAX_NEST 32 /* wrappers around wrappers: nice nice nice ... */
 
 struct heredoc {
 	size_t tok; /* the << token */
@@ -64,7 +64,8 @@ static int64_t mono_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); /* work done, not time waited: a loaded machine must not change verdicts */
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID,
+		      &ts); /* work done, not time waited: a loaded machine must not change verdicts */
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
@@ -121,7 +122,9 @@ static struct tok *emit(struct lex *L, int kind, const char *s, size_t n)
 	if (L->err)
 		return NULL;
 	if (*L->budget == 0) {
-		fail(L, "more than " "8192" " words");
+		fail(L, "more than "
+			"8192"
+			" words");
 		return NULL;
 	}
 	if (L->n == L->cap) {
@@ -313,8 +316,9 @@ static void lex_brace_param(struct lex *L, struct buf *w, struct tok *flags)
 		const char *end = strchr(q, '}');
 
 		if (end && end > q && !memchr(q, '$', (size_t)(end - q)) && !memchr(q, '`', (size_t)(end - q)) &&
-		    !memchr(q, '\'', (size_t)(end - q)) && !memchr(q, '"', (size_t)(end - q)) && !memchr(q, '{', (size_t)(end - q)) &&
-		    !memchr(q, '\\', (size_t)(end - q)) && !memchr(q, '\n', (size_t)(end - q))) {
+		    !memchr(q, '\'', (size_t)(end - q)) && !memchr(q, '"', (size_t)(end - q)) &&
+		    !memchr(q, '{', (size_t)(end - q)) && !memchr(q, '\\', (size_t)(end - q)) &&
+		    !memchr(q, '\n', (size_t)(end - q))) {
 			wputc(w, W_VAR_OPEN);
 			wappend(w, p, (size_t)(end - p));
 			wputc(w, W_VAR_CLOSE);
@@ -360,7 +364,10 @@ static void lex_brace_param(struct lex *L, struct buf *w, struct tok *flags)
 
 static int hexval(char c)
 {
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+	return c >= '0' && c <= '9' ? c - '0' :
+	       c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+	       c >= 'A' && c <= 'F' ? c - 'A' + 10 :
+				      -1;
 }
 
 static void put_utf8(struct buf *w, unsigned long cp)
@@ -589,7 +596,8 @@ static struct tok *lex_word(struct lex *L)
 	while (*L->p && !L->err && !is_blank(*L->p) && !is_op_char(*L->p)) {
 		char c = *L->p;
 
-		if (c == W_VAR_OPEN || c == W_VAR_CLOSE || c == W_BRACE_OPEN || c == W_BRACE_CLOSE || c == W_BRACE_COMMA) {
+		if (c == W_VAR_OPEN || c == W_VAR_CLOSE || c == W_BRACE_OPEN || c == W_BRACE_CLOSE ||
+		    c == W_BRACE_COMMA) {
 			fail(L, "control characters in the command");
 		} else if (c == '\\') {
 			f.quoted = true;
@@ -747,7 +755,7 @@ static void lex_heredoc_start(struct lex *L, bool strip)
 static void lex_op(struct lex *L)
 {
 	static const char *const ops[] = { "&>>", "<<<", "<<-", ";;&", "&&", "||", ";;", ";&", "|&", ">>", ">|", "&>",
-					   ">&", "<&", "<<", "<>", ";", "&", "|", "(", ")", "<", ">" };
+					   ">&",  "<&",  "<<",  "<>",  ";",  "&",  "|",  "(",  ")",  "<",  ">" };
 
 	if ((L->p[0] == '<' || L->p[0] == '>') && L->p[1] == '(') {
 		struct tok *t;
@@ -831,8 +839,8 @@ static void lex_case_pattern(struct lex *L)
 
 static void after_word(struct lex *L, struct tok *t)
 {
-	static const char *const keeps_start[] = { "then", "do", "else", "elif", "if", "while", "until", "{", "!",
-						    "time", "}", "fi", "done", NULL };
+	static const char *const keeps_start[] = { "then", "do", "else", "elif", "if", "while", "until",
+						   "{",    "!",  "time", "}",    "fi", "done",  NULL };
 	int *cs = L->ncase ? &L->cases[L->ncase - 1] : NULL;
 	bool plain = !t->dyn && !t->quoted;
 
@@ -903,8 +911,8 @@ static void lex_script(struct lex *L)
 		} else if (c == '#') {
 			while (*L->p && *L->p != '\n')
 				L->p++;
-		} else if (cs && *cs == CASE_PATTERN && !(!strncmp(L->p, "esac", 4) && (!L->p[4] || is_blank(L->p[4]) ||
-										  is_op_char(L->p[4])))) {
+		} else if (cs && *cs == CASE_PATTERN &&
+			   !(!strncmp(L->p, "esac", 4) && (!L->p[4] || is_blank(L->p[4]) || is_op_char(L->p[4])))) {
 			lex_case_pattern(L);
 			/* NOLINTNEXTLINE(bugprone-branch-clone): does what a CASE_BODY esac below does, tested first */
 		} else if (cs && *cs == CASE_PATTERN) {
@@ -1096,7 +1104,8 @@ bool sh_word(struct sh *st, const struct tok *t, char *out, size_t n)
 				return false; /* unset: unknown (and ${X-...} or ${X:-...}: set or not, the guard cannot tell) */
 			else
 				val = v->value;
-			if (p + 1 + nl < end && !var_op(val, p + 1 + nl, (size_t)(end - p - 1) - nl, opbuf, sizeof(opbuf)))
+			if (p + 1 + nl < end &&
+			    !var_op(val, p + 1 + nl, (size_t)(end - p - 1) - nl, opbuf, sizeof(opbuf)))
 				return false;
 			if (p + 1 + nl < end)
 				val = opbuf;
@@ -1123,7 +1132,8 @@ static void unknown_part(struct sh *st, const struct tok *t, char *out, size_t n
 		snprintf(out, n, "%s", "$...");
 		return;
 	}
-	while (p && end && var_get(st, p + 1, (size_t)(end - p - 1)) && var_get(st, p + 1, (size_t)(end - p - 1))->value) {
+	while (p && end && var_get(st, p + 1, (size_t)(end - p - 1)) &&
+	       var_get(st, p + 1, (size_t)(end - p - 1))->value) {
 		p = strchr(end, W_VAR_OPEN);
 		end = p ? strchr(p, W_VAR_CLOSE) : NULL;
 	}
@@ -1138,7 +1148,8 @@ static bool lexical_abs(struct sh *st, const char *path, char *out, size_t n)
 	if (path[0] != '/' && !st->cwd_known)
 		return false;
 	if (snprintf(tmp, sizeof(tmp), "%s%s%s", path[0] == '/' ? "" : st->cwd, path[0] == '/' ? "" : "/", path) >=
-	    (int)sizeof(tmp) || n < 2)
+		    (int)sizeof(tmp) ||
+	    n < 2)
 		return false;
 	*o = '\0';
 	for (seg = strtok_r(tmp, "/", &save); seg; seg = strtok_r(NULL, "/", &save)) {
@@ -1371,8 +1382,8 @@ void sh_cd(struct sh *st, const char *dir)
 	}
 	if (dir[0] != '/' && !st->cwd_known)
 		return;
-	if ((dir[0] == '/' ? snprintf(next, sizeof(next), "%s", dir) : snprintf(next, sizeof(next), "%s/%s", st->cwd, dir)) >=
-	    (int)sizeof(next)) {
+	if ((dir[0] == '/' ? snprintf(next, sizeof(next), "%s", dir) :
+			     snprintf(next, sizeof(next), "%s/%s", st->cwd, dir)) >= (int)sizeof(next)) {
 		st->cwd_known = false;
 		return;
 	}
@@ -1394,17 +1405,19 @@ static void assignment(struct sh *st, const struct tok *t, bool persist)
 	const char *eq = strchr(t->s, '=');
 	bool known = sh_word(st, t, val, sizeof(val)) && !strchr(t->s, '[') && eq && eq[-1] != '+';
 
-	if (!strncmp(t->s, "GIT_DIR=", 8) || !strncmp(t->s, "GIT_WORK_TREE=", 14) || !strncmp(t->s, "GIT_INDEX_FILE=", 15) ||
-	    !strncmp(t->s, "GIT_OBJECT_DIRECTORY=", 21) || !strncmp(t->s, "GIT_COMMON_DIR=", 15)) {
+	if (!strncmp(t->s, "GIT_DIR=", 8) || !strncmp(t->s, "GIT_WORK_TREE=", 14) ||
+	    !strncmp(t->s, "GIT_INDEX_FILE=", 15) || !strncmp(t->s, "GIT_OBJECT_DIRECTORY=", 21) ||
+	    !strncmp(t->s, "GIT_COMMON_DIR=", 15)) {
 		if (!known)
 			sh_deny(st, "git routing: %.*s is computed at run time", (int)(eq - t->s), t->s);
 		else
 			sh_target_str(st, "git routing", strchr(val, '=') + 1, SHELL_WRITE);
 	} else if (!strncmp(t->s, "CDPATH=", 7)) {
 		st->cdpath = true; /* cd NAME may now go anywhere */
-	} else if (!strncmp(t->s, "GIT_CONFIG", 10) || !strncmp(t->s, "GIT_SSH", 7) || !strncmp(t->s, "GIT_EXEC_PATH=", 14) ||
-		   !strncmp(t->s, "GIT_ASKPASS=", 12) || !strncmp(t->s, "GIT_PROXY_COMMAND=", 18) ||
-		   !strncmp(t->s, "GIT_EXTERNAL_DIFF=", 18) || !strncmp(t->s, "BASH_ENV=", 9) || !strncmp(t->s, "ENV=", 4) ||
+	} else if (!strncmp(t->s, "GIT_CONFIG", 10) || !strncmp(t->s, "GIT_SSH", 7) ||
+		   !strncmp(t->s, "GIT_EXEC_PATH=", 14) || !strncmp(t->s, "GIT_ASKPASS=", 12) ||
+		   !strncmp(t->s, "GIT_PROXY_COMMAND=", 18) || !strncmp(t->s, "GIT_EXTERNAL_DIFF=", 18) ||
+		   !strncmp(t->s, "BASH_ENV=", 9) || !strncmp(t->s, "ENV=", 4) ||
 		   !strncmp(t->s, "PROMPT_COMMAND=", 15) || !strncmp(t->s, "LD_PRELOAD=", 11) ||
 		   !strncmp(t->s, "GIT_TEMPLATE_DIR=", 17)) {
 		sh_deny(st, "%.*s: setting this variable changes what runs; not allowed", (int)(eq - t->s), t->s);
@@ -1415,8 +1428,8 @@ static void assignment(struct sh *st, const struct tok *t, bool persist)
 
 void sh_command(struct sh *st, struct tok **w, size_t n)
 {
-	static const char *const reserved[] = { "if", "then", "else", "elif", "fi", "do", "done", "while", "until",
-						 "esac", "{", "}", "!", "time", NULL };
+	static const char *const reserved[] = { "if",    "then", "else", "elif", "fi", "do",   "done", "while",
+						"until", "esac", "{",    "}",    "!",  "time", NULL };
 	char name[PATH_MAX];
 	struct func *f;
 	size_t i = 0;
@@ -1518,7 +1531,8 @@ void sh_script_file(struct sh *st, const char *what, const char *path)
 	if (st->written && lexical_abs(st, path, full, sizeof(full)))
 		for (size_t i = 0; i < st->written->n; i++)
 			if (!strcmp(st->written->v[i], full)) {
-				sh_deny(st, "%s %s: runs a script this command writes; write it first, then run it", what, path);
+				sh_deny(st, "%s %s: runs a script this command writes; write it first, then run it",
+					what, path);
 				return;
 			}
 	snprintf(full, sizeof(full), "%s%s%s", path[0] == '/' ? "" : st->cwd, path[0] == '/' ? "" : "/", path);
@@ -1597,7 +1611,8 @@ static void run_command(struct sh *st, struct cmdbuf *cb)
 		if (!strcmp(cb->redir_op[i]->s, "<"))
 			st->stdin_file = cb->redir_to[i], st->stdin_unknown = false;
 	}
-	if (cb->herestring && (hs = malloc(SHELL_MAX_SCRIPT_BYTES)) && sh_word(st, cb->herestring, hs, SHELL_MAX_SCRIPT_BYTES))
+	if (cb->herestring && (hs = malloc(SHELL_MAX_SCRIPT_BYTES)) &&
+	    sh_word(st, cb->herestring, hs, SHELL_MAX_SCRIPT_BYTES))
 		st->stdin_text = hs, st->stdin_unknown = false;
 	if (!st->v->deny && ex.n)
 		sh_command(st, ex.w, ex.n);
@@ -1696,8 +1711,8 @@ static void for_values(struct sh *st, struct lex *L, struct tok **w, size_t n, s
 			   (strrchr(vals[nv], '/') && strpbrk(vals[nv], "*?[") < strrchr(vals[nv], '/'))) {
 			known = false;
 		} else {
-			snprintf(pat, sizeof(pat), "%s%s%s", vals[nv][0] == '/' ? "" : st->cwd, vals[nv][0] == '/' ? "" : "/",
-				 vals[nv]);
+			snprintf(pat, sizeof(pat), "%s%s%s", vals[nv][0] == '/' ? "" : st->cwd,
+				 vals[nv][0] == '/' ? "" : "/", vals[nv]);
 			if (glob(pat, 0, NULL, &g) != 0) {
 				nv++; /* no match: the word itself */
 				continue;

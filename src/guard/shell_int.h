@@ -27,10 +27,10 @@ struct lex;
 struct tok {
 	int kind;
 	char *s;
-	bool dyn;    /* an expansion whose value the guard cannot know ($(...), $1, ${x:-y}, ...) */
-	bool quoted; /* some part was quoted (a heredoc delimiter: the body is not expanded) */
-	bool glob;   /* an unquoted * ? or [ */
-	char *body;  /* on a << token: the heredoc's body */
+	bool dyn;          /* an expansion whose value the guard cannot know ($(...), $1, ${x:-y}, ...) */
+	bool quoted;       /* some part was quoted (a heredoc delimiter: the body is not expanded) */
+	bool glob;         /* an unquoted * ? or [ */
+	char *body;        /* on a << token: the heredoc's body */
 	size_t sub0, nsub; /* nested scripts ($(...), `...`, <(...)) in lex.subs */
 	struct lex *owner;
 };
@@ -59,10 +59,10 @@ struct sh {
 	struct func funcs[16];
 	size_t nfuncs;
 	int64_t deadline_ns;
-	struct strv *written;        /* paths this command writes, absolute (shared by nested states) */
-	const char *stdin_text;      /* the script a shell would read on stdin (heredoc, here-string), or NULL */
+	struct strv *written;         /* paths this command writes, absolute (shared by nested states) */
+	const char *stdin_text;       /* the script a shell would read on stdin (heredoc, here-string), or NULL */
 	const struct tok *stdin_file; /* or the file it would read (< FILE) */
-	bool stdin_unknown;          /* or a pipe: what the shell would run cannot be known */
+	bool stdin_unknown;           /* or a pipe: what the shell would run cannot be known */
 };
 
 void sh_deny(struct sh *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

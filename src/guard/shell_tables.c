@@ -43,16 +43,16 @@ static bool in_words(const char *s, const char *list)
 /* ---- option parsing ------------------------------------------------------------------------ */
 
 struct optspec {
-	const char *shortarg;          /* short options that take a value */
-	const char *shorttarget;       /* of those, the ones whose value is a path written */
-	const char *longarg;    /* long options that take a value (also --opt=value), space-separated */
-	const char *longtarget; /* of those, the ones whose value is a path written */
+	const char *shortarg;    /* short options that take a value */
+	const char *shorttarget; /* of those, the ones whose value is a path written */
+	const char *longarg;     /* long options that take a value (also --opt=value), space-separated */
+	const char *longtarget;  /* of those, the ones whose value is a path written */
 };
 
 struct args {
 	struct tok *ops[MAX_OPERANDS];
 	size_t nops;
-	bool flag[128]; /* short options seen */
+	bool flag[128];  /* short options seen */
 	size_t first_op; /* index in w of the first operand (n when none) */
 };
 
@@ -82,8 +82,8 @@ static void opt_target(struct sh *st, const char *what, const struct tok *model,
 
 /* Walk w[1..n): options per spec (targets checked as they come), operands collected. With
  * `stop_at_operand`, the first operand ends the options (a wrapper's command). */
-static void parse_args(struct sh *st, struct tok **w, size_t n, const struct optspec *o, const char *what, struct args *a,
-		       bool stop_at_operand)
+static void parse_args(struct sh *st, struct tok **w, size_t n, const struct optspec *o, const char *what,
+		       struct args *a, bool stop_at_operand)
 {
 	bool opts = true;
 
@@ -183,7 +183,6 @@ struct writer {
 	enum opmode mode;
 };
 
-
 static const struct writer writers[] = {
 	{ "touch", { "dtr", "", "--date --reference --time", NULL }, OPS_ALL },
 	{ "mkdir", { "mZ", "", "--mode --context", NULL }, OPS_ALL },
@@ -203,13 +202,15 @@ static const struct writer writers[] = {
 	{ "chown", { "", "", "--reference --from", NULL }, OPS_FROM2_RM },
 	{ "chgrp", { "", "", "--reference", NULL }, OPS_FROM2_RM },
 	{ "chattr", { "pv", "", NULL, NULL }, OPS_FROM2_RM },
-	{ "setfacl", { "mMxX", "", "--modify --modify-file --remove --remove-file --set --set-file", NULL },
+	{ "setfacl",
+	  { "mMxX", "", "--modify --modify-file --remove --remove-file --set --set-file", NULL },
 	  OPS_ALL_RM },
-	{ "sort", { "kotSTy", "o", "--key --output --field-separator --temporary-directory --buffer-size --parallel --files0-from --compress-program --batch-size",
-		    "--output" },
+	{ "sort",
+	  { "kotSTy", "o",
+	    "--key --output --field-separator --temporary-directory --buffer-size --parallel --files0-from --compress-program --batch-size",
+	    "--output" },
 	  OPS_NONE },
-	{ "uniq", { "fsw", "", "--skip-fields --skip-chars --check-chars --group --all-repeated", NULL },
-	  OPS_SECOND },
+	{ "uniq", { "fsw", "", "--skip-fields --skip-chars --check-chars --group --all-repeated", NULL }, OPS_SECOND },
 	{ "iconv", { "fto", "o", "--from-code --to-code --output", "--output" }, OPS_NONE },
 	{ "gcc", { "oIDLlxUBTeFuzGV", "o", "--output", "--output" }, OPS_NONE },
 	{ "cc", { "oIDLlxUBTeFuzGV", "o", "--output", "--output" }, OPS_NONE },
@@ -233,8 +234,7 @@ static const struct writer writers[] = {
 	{ "nvim", { "cSuUiwWTt", "", NULL, NULL }, OPS_ALL },
 	{ "nano", { "", "", NULL, NULL }, OPS_ALL },
 	{ "emacs", { "", "", NULL, NULL }, OPS_ALL },
-	{ "black", { "lSWtc", "", "--line-length --target-version --config --include --exclude", NULL },
-	  OPS_ALL },
+	{ "black", { "lSWtc", "", "--line-length --target-version --config --include --exclude", NULL }, OPS_ALL },
 	{ "isort", { "", "", NULL, NULL }, OPS_ALL },
 	{ "rustfmt", { "", "", "--edition --config-path --emit", NULL }, OPS_ALL },
 	{ "gofmt", { "r", "", NULL, NULL }, OPS_ALL },
@@ -251,8 +251,9 @@ static const struct writer writers[] = {
 	{ "base64", { "w", "", "--wrap", NULL }, OPS_NONE },
 	{ "ar", { "", "", NULL, NULL }, OPS_SECOND },
 	{ "scp", { "cFiJlPoSDX", "", NULL, NULL }, OPS_LAST2 },
-	{ "split", { "abClnt", "", "--suffix-length --additional-suffix --bytes --line-bytes --lines --number --separator --filter",
-		     NULL },
+	{ "split",
+	  { "abClnt", "",
+	    "--suffix-length --additional-suffix --bytes --line-bytes --lines --number --separator --filter", NULL },
 	  OPS_SECOND },
 	{ "tac", { "s", "", "--separator", NULL }, OPS_NONE },
 };
@@ -395,9 +396,11 @@ static void prog_dd(struct sh *st, struct tok **w, size_t n)
 
 static void prog_rsync(struct sh *st, struct tok **w, size_t n)
 {
-	static const struct optspec o = { "efBTM", "T",
-					  "--rsh --rsync-path --temp-dir --backup-dir --log-file --partial-dir --filter --exclude --include --exclude-from --include-from --files-from --compare-dest --copy-dest --link-dest --chmod --chown --timeout --bwlimit --suffix --port --password-file --only-write-batch --write-batch",
-					  "--temp-dir --backup-dir --log-file --partial-dir --only-write-batch --write-batch" };
+	static const struct optspec o = {
+		"efBTM", "T",
+		"--rsh --rsync-path --temp-dir --backup-dir --log-file --partial-dir --filter --exclude --include --exclude-from --include-from --files-from --compare-dest --copy-dest --link-dest --chmod --chown --timeout --bwlimit --suffix --port --password-file --only-write-batch --write-batch",
+		"--temp-dir --backup-dir --log-file --partial-dir --only-write-batch --write-batch"
+	};
 	struct args a;
 
 	if (has_word(w, n, "-e --rsh --rsh= --rsync-path --rsync-path=")) {
@@ -462,7 +465,8 @@ static void prog_sed(struct sh *st, struct tok **w, size_t n)
 		for (char *line = strtok(script, ";\n"); line && !st->v->deny; line = strtok(NULL, ";\n")) {
 			char *p = line, *f;
 
-			while (*p == ' ' || *p == '\t' || (*p >= '0' && *p <= '9') || *p == '$' || *p == ',' || *p == '!')
+			while (*p == ' ' || *p == '\t' || (*p >= '0' && *p <= '9') || *p == '$' || *p == ',' ||
+			       *p == '!')
 				p++;
 			if (*p == '/') { /* an address /re/ */
 				for (p++; *p && *p != '/'; p++)
@@ -511,15 +515,19 @@ static void prog_sed(struct sh *st, struct tok **w, size_t n)
 /* tar: -f ARCHIVE is written when creating; files land in -C DIR (or the cwd) when extracting. */
 static void prog_tar(struct sh *st, struct tok **w, size_t n)
 {
-	static const struct optspec o = { "fCbHKLgNTVXI", "",
-					  "--file --directory --blocking-factor --format --starting-file --newer --after-date --files-from --volno-file --label --exclude --exclude-from --owner --group --mode --mtime --transform --xform --listed-incremental --use-compress-program --backup --suffix",
-					  NULL };
+	static const struct optspec o = {
+		"fCbHKLgNTVXI", "",
+		"--file --directory --blocking-factor --format --starting-file --newer --after-date --files-from --volno-file --label --exclude --exclude-from --owner --group --mode --mtime --transform --xform --listed-incremental --use-compress-program --backup --suffix",
+		NULL
+	};
 	struct args a;
 	char mode = 0;
 	const struct tok *file = NULL, *dir = NULL;
 	struct tok here = { .kind = T_WORD, .s = (char *)"." };
 
-	if (has_word(w, n, "--to-command --to-command= --checkpoint-action= --info-script --info-script= --new-volume-script --new-volume-script= --rsh-command= --use-compress-program --use-compress-program= -I -F")) {
+	if (has_word(
+		    w, n,
+		    "--to-command --to-command= --checkpoint-action= --info-script --info-script= --new-volume-script --new-volume-script= --rsh-command= --use-compress-program --use-compress-program= -I -F")) {
 		sh_deny(st, "tar: an option that runs a command the guard does not analyse");
 		return;
 	}
@@ -646,9 +654,11 @@ static void prog_compress(struct sh *st, struct tok **w, size_t n, const char *n
 
 static void prog_patch(struct sh *st, struct tok **w, size_t n)
 {
-	static const struct optspec o = { "oidpBDFrYVzg", "or",
-					  "--output --input --directory --strip --prefix --ifdef --fuzz --reject-file --basename-prefix --suffix --backup-if-mismatch",
-					  "--output --reject-file" };
+	static const struct optspec o = {
+		"oidpBDFrYVzg", "or",
+		"--output --input --directory --strip --prefix --ifdef --fuzz --reject-file --basename-prefix --suffix --backup-if-mismatch",
+		"--output --reject-file"
+	};
 	struct args a;
 	struct tok here = { .kind = T_WORD, .s = (char *)"." };
 	const struct tok *dir = NULL;
@@ -764,9 +774,11 @@ static void prog_openssl(struct sh *st, struct tok **w, size_t n)
 
 static void prog_make(struct sh *st, struct tok **w, size_t n)
 {
-	static const struct optspec o = { "CfIjlOoWE", "C",
-					  "--directory --file --makefile --include-dir --jobs --load-average --old-file --what-if --assume-new --new-file --eval",
-					  "--directory" };
+	static const struct optspec o = {
+		"CfIjlOoWE", "C",
+		"--directory --file --makefile --include-dir --jobs --load-average --old-file --what-if --assume-new --new-file --eval",
+		"--directory"
+	};
 	struct args a;
 
 	for (size_t i = 1; i + 1 < n; i++)
@@ -785,12 +797,23 @@ static void prog_make(struct sh *st, struct tok **w, size_t n)
 /* cmake -E TOOL: the portable file tools, mapped to their Unix equivalents. */
 static void prog_cmake(struct sh *st, struct tok **w, size_t n)
 {
-	static const char *const map[][2] = { { "rm", "rm" }, { "remove", "rm" }, { "remove_directory", "rm" },
-					      { "touch", "touch" }, { "touch_nocreate", "touch" }, { "copy", "cp" },
-					      { "copy_directory", "cp" }, { "copy_if_different", "cp" }, { "rename", "mv" },
-					      { "make_directory", "mkdir" }, { "create_symlink", "ln" },
-					      { "create_hardlink", "ln" }, { "tar", "tar" }, { "env", "env" },
-					      { "chdir", "cd" }, { "true", "true" }, { "false", "false" } };
+	static const char *const map[][2] = { { "rm", "rm" },
+					      { "remove", "rm" },
+					      { "remove_directory", "rm" },
+					      { "touch", "touch" },
+					      { "touch_nocreate", "touch" },
+					      { "copy", "cp" },
+					      { "copy_directory", "cp" },
+					      { "copy_if_different", "cp" },
+					      { "rename", "mv" },
+					      { "make_directory", "mkdir" },
+					      { "create_symlink", "ln" },
+					      { "create_hardlink", "ln" },
+					      { "tar", "tar" },
+					      { "env", "env" },
+					      { "chdir", "cd" },
+					      { "true", "true" },
+					      { "false", "false" } };
 	static const struct optspec o = { "BSGCDUTAj", "B", "--build --install --install-prefix", "--build" };
 	struct args a;
 
@@ -845,9 +868,12 @@ static const struct wrapper wrappers[] = {
 	{ "time", { "fo", "o", "--format --output", "--output" }, 0, NULL },
 	{ "builtin", { "", "", NULL, NULL }, 0, NULL },
 	{ "exec", { "a", "", NULL, NULL }, 0, NULL },
-	{ "sudo", { "ugCDhpRrtTU", "", "--user --group --close-from --chdir --host --prompt --chroot --role --type --command-timeout --other-user",
-		    NULL },
-	  0, "D" },
+	{ "sudo",
+	  { "ugCDhpRrtTU", "",
+	    "--user --group --close-from --chdir --host --prompt --chroot --role --type --command-timeout --other-user",
+	    NULL },
+	  0,
+	  "D" },
 	{ "doas", { "uC", "", NULL, NULL }, 0, NULL },
 	{ "pkexec", { "", "", "--user", NULL }, 0, NULL },
 	{ "strace", { "oeEpsuPSaIXb", "o", "--output --trace --signal --attach --user", "--output" }, 0, NULL },
@@ -864,11 +890,12 @@ static const struct wrapper wrappers[] = {
 	{ "coproc", { "", "", NULL, NULL }, 0, NULL },
 	{ "busybox", { "", "", NULL, NULL }, 0, NULL },
 	{ "command", { "", "", NULL, NULL }, 0, NULL },
-	{ "env", { "uCSa", "", "--unset --chdir --split-string --argv0 --block-signal --default-signal --ignore-signal",
-		   NULL },
-	  0, "C" },
-	{ "runuser", { "ugGlsw", "", "--user --group --supp-group --shell --whitelist-environment", NULL }, 0,
-	  NULL },
+	{ "env",
+	  { "uCSa", "", "--unset --chdir --split-string --argv0 --block-signal --default-signal --ignore-signal",
+	    NULL },
+	  0,
+	  "C" },
+	{ "runuser", { "ugGlsw", "", "--user --group --supp-group --shell --whitelist-environment", NULL }, 0, NULL },
 	{ "chronic", { "", "", NULL, NULL }, 0, NULL },
 	{ "ts", { "", "", NULL, NULL }, 0, NULL },
 	{ "dotenv", { "fe", "", NULL, NULL }, 0, NULL },
@@ -966,10 +993,12 @@ static void run_wrapper(struct sh *st, const struct wrapper *wr, struct tok **w,
 			dir = &dtok;
 			continue;
 		}
-		if (!strncmp(s, "--chdir=", 8) || !strcmp(s, "-R") || !strncmp(s, "--chroot", 8) || !strncmp(s, "--root", 6) ||
-		    !strcmp(s, "-r")) {
-			if (!strcmp(name, "sudo") || !strcmp(name, "unshare") || !strcmp(name, "nsenter") || !strcmp(name, "proot")) {
-				sh_deny(st, "%s: changes the root or directory in a way the guard does not follow", name);
+		if (!strncmp(s, "--chdir=", 8) || !strcmp(s, "-R") || !strncmp(s, "--chroot", 8) ||
+		    !strncmp(s, "--root", 6) || !strcmp(s, "-r")) {
+			if (!strcmp(name, "sudo") || !strcmp(name, "unshare") || !strcmp(name, "nsenter") ||
+			    !strcmp(name, "proot")) {
+				sh_deny(st, "%s: changes the root or directory in a way the guard does not follow",
+					name);
 				return;
 			}
 		}
@@ -987,7 +1016,8 @@ static void run_wrapper(struct sh *st, const struct wrapper *wr, struct tok **w,
 	}
 	for (int k = 0; k < wr->skip && i < n; k++)
 		i++;
-	if ((!strcmp(name, "sudo") && (a.flag['s'] || a.flag['i']) && i >= n) || (!strcmp(name, "sudo") && a.flag['e'])) {
+	if ((!strcmp(name, "sudo") && (a.flag['s'] || a.flag['i']) && i >= n) ||
+	    (!strcmp(name, "sudo") && a.flag['e'])) {
 		if (a.flag['e'])
 			for (size_t k = i; k < n; k++)
 				sh_target(st, "sudo -e", w[k], SHELL_WRITE);
@@ -998,8 +1028,10 @@ static void run_wrapper(struct sh *st, const struct wrapper *wr, struct tok **w,
 
 static void run_su(struct sh *st, struct tok **w, size_t n, const char *name)
 {
-	static const struct optspec o = { "cgGsuw", "", "--command --session-command --shell --group --supp-group --user --whitelist-environment",
-					  NULL };
+	static const struct optspec o = {
+		"cgGsuw", "", "--command --session-command --shell --group --supp-group --user --whitelist-environment",
+		NULL
+	};
 	struct args a;
 	char v[SHELL_MAX_SCRIPT_BYTES > 8192 ? 8192 : SHELL_MAX_SCRIPT_BYTES];
 
@@ -1033,11 +1065,16 @@ static void run_su(struct sh *st, struct tok **w, size_t n, const char *name)
 /* xargs / parallel: the command runs with words the guard cannot see appended. */
 static void run_xargs(struct sh *st, struct tok **w, size_t n, const char *name)
 {
-	static const struct optspec xo = { "aEILnPsd", "",
-					   "--arg-file --eof --replace --max-lines --max-args --max-procs --max-chars --delimiter --process-slot-var",
-					   NULL };
-	static const struct optspec po = { "jSaEIdn", "", "--jobs --sshlogin --arg-file --delimiter --max-args --joblog --results --tmpdir --workdir",
-					   "--joblog --results" };
+	static const struct optspec xo = {
+		"aEILnPsd", "",
+		"--arg-file --eof --replace --max-lines --max-args --max-procs --max-chars --delimiter --process-slot-var",
+		NULL
+	};
+	static const struct optspec po = {
+		"jSaEIdn", "",
+		"--jobs --sshlogin --arg-file --delimiter --max-args --joblog --results --tmpdir --workdir",
+		"--joblog --results"
+	};
 	struct args a;
 	struct tok unknown = { .kind = T_WORD, .s = (char *)"", .dyn = true };
 	struct tok **nw;
@@ -1083,9 +1120,17 @@ static void run_xargs(struct sh *st, struct tok **w, size_t n, const char *name)
 /* find: -delete and -exec act on what the expression matches under each start. */
 static void run_find(struct sh *st, struct tok **w, size_t n)
 {
-	static const char *const guard_names[] = { ".proctor-guard.json", ".proctor-guard.manifest.json",
-						   "settings.local.json", "settings.json", "hooks.json", "config.toml",
-						   ".claude", ".codex", ".agents", "skills", NULL };
+	static const char *const guard_names[] = { ".proctor-guard.json",
+						   ".proctor-guard.manifest.json",
+						   "settings.local.json",
+						   "settings.json",
+						   "hooks.json",
+						   "config.toml",
+						   ".claude",
+						   ".codex",
+						   ".agents",
+						   "skills",
+						   NULL };
 	const struct tok *starts[64];
 	size_t ns = 0, i;
 	bool may_match_guard = true, named = false;
@@ -1107,8 +1152,9 @@ static void run_find(struct sh *st, struct tok **w, size_t n)
 	for (size_t k = i; k + 1 < n; k++) {
 		const char *s = lit(w[k]);
 
-		if (!strcmp(s, "!") || !strcmp(s, "-not") || !strcmp(s, "-o") || !strcmp(s, "-or") || !strcmp(s, "-regex") ||
-		    !strcmp(s, "-path") || !strcmp(s, "-ipath") || !strcmp(s, "-wholename") || !strcmp(s, "-iregex")) {
+		if (!strcmp(s, "!") || !strcmp(s, "-not") || !strcmp(s, "-o") || !strcmp(s, "-or") ||
+		    !strcmp(s, "-regex") || !strcmp(s, "-path") || !strcmp(s, "-ipath") || !strcmp(s, "-wholename") ||
+		    !strcmp(s, "-iregex")) {
 			named = false;
 			break;
 		}
@@ -1132,7 +1178,8 @@ static void run_find(struct sh *st, struct tok **w, size_t n)
 		if (!strcmp(s, "-delete")) {
 			for (size_t k = 0; k < ns; k++)
 				sh_target(st, "find -delete", starts[k], may_match_guard ? SHELL_REMOVE : SHELL_WRITE);
-		} else if ((!strcmp(s, "-fprint") || !strcmp(s, "-fprint0") || !strcmp(s, "-fls") || !strcmp(s, "-fprintf")) &&
+		} else if ((!strcmp(s, "-fprint") || !strcmp(s, "-fprint0") || !strcmp(s, "-fls") ||
+			    !strcmp(s, "-fprintf")) &&
 			   i + 1 < n) {
 			sh_target(st, s, w[++i], SHELL_WRITE);
 		} else if (!strcmp(s, "-exec") || !strcmp(s, "-execdir") || !strcmp(s, "-ok") || !strcmp(s, "-okdir")) {
@@ -1166,8 +1213,8 @@ static void run_find(struct sh *st, struct tok **w, size_t n)
 
 /* ---- shells, eval, source ------------------------------------------------------------------ */
 
-static const char *const shells[] = { "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "fish", "rbash",
-				      "ksh93", NULL };
+static const char *const shells[] = { "sh",   "bash", "dash", "zsh",   "ksh",   "mksh", "ash",
+				      "yash", "posh", "fish", "rbash", "ksh93", NULL };
 
 static void run_shell(struct sh *st, struct tok **w, size_t n, const char *name)
 {
@@ -1279,11 +1326,33 @@ static bool run_path(struct sh *st, const char *path)
  * (alias.*, core.sshCommand, core.pager, remote.*, url.*, credential.*, include.*, ...). */
 static bool git_config_safe(const char *kv)
 {
-	static const char *const safe[] = { "user.", "color.", "advice.", "core.quotepath", "core.autocrlf", "core.safecrlf",
-					    "init.defaultbranch", "commit.gpgsign", "tag.gpgsign", "log.", "format.pretty",
-					    "diff.noprefix", "diff.renames", "merge.conflictstyle", "pull.rebase",
-					    "safe.directory", "column.", "status.", "i18n.", "gc.auto", "core.abbrev",
-					    "grep.", "blame.", "pager.", "rebase.autosquash", "rerere.enabled", NULL };
+	static const char *const safe[] = { "user.",
+					    "color.",
+					    "advice.",
+					    "core.quotepath",
+					    "core.autocrlf",
+					    "core.safecrlf",
+					    "init.defaultbranch",
+					    "commit.gpgsign",
+					    "tag.gpgsign",
+					    "log.",
+					    "format.pretty",
+					    "diff.noprefix",
+					    "diff.renames",
+					    "merge.conflictstyle",
+					    "pull.rebase",
+					    "safe.directory",
+					    "column.",
+					    "status.",
+					    "i18n.",
+					    "gc.auto",
+					    "core.abbrev",
+					    "grep.",
+					    "blame.",
+					    "pager.",
+					    "rebase.autosquash",
+					    "rerere.enabled",
+					    NULL };
 	char key[256];
 	size_t kl = strcspn(kv, "=");
 
@@ -1331,16 +1400,41 @@ static void git_config(struct sh *st, struct tok **w, size_t n, size_t k)
 	if (scope_out)
 		sh_deny(st, "git config --global/--system: writes configuration outside the workspace");
 	else if (!key || !git_config_safe(key))
-		sh_deny(st, "git config %s: this key can run programs or reach remotes; not allowed", key && key[0] ? key : "(computed)");
+		sh_deny(st, "git config %s: this key can run programs or reach remotes; not allowed",
+			key && key[0] ? key : "(computed)");
 }
 
 static void run_git(struct sh *st, struct tok **w, size_t n)
 {
-	static const char *const net[] = { "clone", "fetch", "pull", "push", "ls-remote", "fetch-pack", "send-pack",
-					   "upload-pack", "receive-pack", "http-fetch", "http-push", "svn", "p4", "daemon",
-					   "request-pull", "credential", "credential-store", "credential-cache", "imap-send",
-					   "send-email", "remote-http", "remote-https", "remote-ftp", "archimport", "cvsimport",
-					   "quiltimport", "instaweb", "upload-archive", NULL };
+	static const char *const net[] = { "clone",
+					   "fetch",
+					   "pull",
+					   "push",
+					   "ls-remote",
+					   "fetch-pack",
+					   "send-pack",
+					   "upload-pack",
+					   "receive-pack",
+					   "http-fetch",
+					   "http-push",
+					   "svn",
+					   "p4",
+					   "daemon",
+					   "request-pull",
+					   "credential",
+					   "credential-store",
+					   "credential-cache",
+					   "imap-send",
+					   "send-email",
+					   "remote-http",
+					   "remote-https",
+					   "remote-ftp",
+					   "archimport",
+					   "cvsimport",
+					   "quiltimport",
+					   "instaweb",
+					   "upload-archive",
+					   NULL };
 	char verb[256], dir[PATH_MAX];
 	size_t k = 1;
 	const struct tok *cdir = NULL;
@@ -1348,7 +1442,8 @@ static void run_git(struct sh *st, struct tok **w, size_t n)
 	for (; k < n && lit(w[k])[0] == '-'; k++) {
 		const char *s = lit(w[k]);
 
-		if ((!strcmp(s, "-C") || !strcmp(s, "--git-dir") || !strcmp(s, "--work-tree") || !strcmp(s, "--namespace")) &&
+		if ((!strcmp(s, "-C") || !strcmp(s, "--git-dir") || !strcmp(s, "--work-tree") ||
+		     !strcmp(s, "--namespace")) &&
 		    k + 1 < n) {
 			if (!strcmp(s, "-C"))
 				cdir = w[k + 1];
@@ -1362,7 +1457,8 @@ static void run_git(struct sh *st, struct tok **w, size_t n)
 			if (w[k]->dyn || !git_config_safe(lit(w[k])))
 				sh_deny(st, "git -c %s: this setting can run programs or reach remotes; not allowed",
 					w[k]->dyn ? "(computed)" : w[k]->s);
-		} else if (!strncmp(s, "--exec-path", 11) || !strncmp(s, "--config-env", 12) || !strncmp(s, "--super-prefix", 14)) {
+		} else if (!strncmp(s, "--exec-path", 11) || !strncmp(s, "--config-env", 12) ||
+			   !strncmp(s, "--super-prefix", 14)) {
 			sh_deny(st, "git %s: changes what git runs; not allowed", s);
 		} else if (!strncmp(s, "--namespace=", 12) || !strcmp(s, "--list-cmds")) {
 			continue;
@@ -1409,7 +1505,8 @@ static void run_git(struct sh *st, struct tok **w, size_t n)
 		const char *sub = k + 1 < n ? lit(w[k + 1]) : "";
 
 		if (!strcmp(sub, "add") || !strcmp(sub, "set-url") || !strcmp(sub, "update") || !strcmp(sub, "prune") ||
-		    !strcmp(sub, "show") || !strcmp(sub, "set-head") || !strcmp(sub, "rename") || !strcmp(sub, "set-branches"))
+		    !strcmp(sub, "show") || !strcmp(sub, "set-head") || !strcmp(sub, "rename") ||
+		    !strcmp(sub, "set-branches"))
 			sh_deny(st, "git remote %s: remotes are not allowed", sub);
 		return;
 	}
@@ -1426,7 +1523,8 @@ static void run_git(struct sh *st, struct tok **w, size_t n)
 	if (!strcmp(verb, "lfs")) {
 		const char *sub = k + 1 < n ? lit(w[k + 1]) : "";
 
-		if (strcmp(sub, "ls-files") && strcmp(sub, "status") && strcmp(sub, "env") && strcmp(sub, "version") && sub[0])
+		if (strcmp(sub, "ls-files") && strcmp(sub, "status") && strcmp(sub, "env") && strcmp(sub, "version") &&
+		    sub[0])
 			sh_deny(st, "git lfs %s: network operations are not allowed", sub);
 		return;
 	}
@@ -1445,9 +1543,10 @@ static void run_git(struct sh *st, struct tok **w, size_t n)
 		for (size_t j = k + 1; j < n; j++) {
 			const char *s = lit(w[j]);
 
-			if (!strcmp(s, "-u") || !strcmp(s, "--include-untracked") || !strcmp(s, "-a") || !strcmp(s, "--all") ||
-			    (s[0] == '-' && s[1] != '-' && (strchr(s, 'u') || strchr(s, 'a'))))
-				sh_deny(st, "git stash -u/-a: stashes (removes) untracked files, which include the guard's own");
+			if (!strcmp(s, "-u") || !strcmp(s, "--include-untracked") || !strcmp(s, "-a") ||
+			    !strcmp(s, "--all") || (s[0] == '-' && s[1] != '-' && (strchr(s, 'u') || strchr(s, 'a'))))
+				sh_deny(st,
+					"git stash -u/-a: stashes (removes) untracked files, which include the guard's own");
 		}
 		return;
 	}
@@ -1534,22 +1633,21 @@ struct pm {
 };
 
 static const struct pm pms[] = {
-	{ "npm", "install i in ins inst insta instal isnt isnta isntal isntall add ci clean-install install-clean ic install-test it install-ci-test cit update up upgrade udpate link ln exec x publish unpublish create innit audit+fix",
+	{ "npm",
+	  "install i in ins inst insta instal isnt isnta isntal isntall add ci clean-install install-clean ic install-test it install-ci-test cit update up upgrade udpate link ln exec x publish unpublish create innit audit+fix",
 	  0 },
-	{ "pnpm", "install i add update up upgrade dlx link ln publish import fetch install-test it create",
-	  0 },
-	{ "yarn", "install add upgrade up dlx global link publish import create upgrade-interactive",
-	  PM_BARE },
+	{ "pnpm", "install i add update up upgrade dlx link ln publish import fetch install-test it create", 0 },
+	{ "yarn", "install add upgrade up dlx global link publish import create upgrade-interactive", PM_BARE },
 	{ "bun", "install i add a update upgrade x create link publish", 0 },
 	{ "npx", NULL, PM_ANY },
 	{ "pnpx", NULL, PM_ANY },
 	{ "bunx", NULL, PM_ANY },
 	{ "uvx", NULL, PM_ANY },
 	{ "pip", "install download uninstall wheel", 0 },
-	{ "uv", "add sync lock remove pip+install pip+sync pip+uninstall pip+compile tool+install tool+run tool+upgrade python+install self",
+	{ "uv",
+	  "add sync lock remove pip+install pip+sync pip+uninstall pip+compile tool+install tool+run tool+upgrade python+install self",
 	  0 },
-	{ "pipx", "install inject run runpip upgrade upgrade-all reinstall reinstall-all uninstall install-all",
-	  0 },
+	{ "pipx", "install inject run runpip upgrade upgrade-all reinstall reinstall-all uninstall install-all", 0 },
 	{ "poetry", "add install update lock remove sync self", 0 },
 	{ "pdm", "add install update sync lock remove", 0 },
 	{ "conda", "install create update upgrade remove uninstall env+create env+update", 0 },
@@ -1562,8 +1660,7 @@ static const struct pm pms[] = {
 	{ "bundler", "install update add", 0 },
 	{ "apt", "install remove purge upgrade dist-upgrade full-upgrade update build-dep source autoremove reinstall",
 	  0 },
-	{ "apt-get", "install remove purge upgrade dist-upgrade update build-dep source autoremove reinstall",
-	  0 },
+	{ "apt-get", "install remove purge upgrade dist-upgrade update build-dep source autoremove reinstall", 0 },
 	{ "aptitude", "install remove purge upgrade full-upgrade safe-upgrade update reinstall", 0 },
 	{ "dnf", "install remove update upgrade erase reinstall downgrade in rm up", 0 },
 	{ "yum", "install remove update upgrade erase reinstall downgrade", 0 },
@@ -1619,18 +1716,23 @@ static const struct pm *pm_get(const char *name)
 
 static void run_pm(struct sh *st, const struct pm *pm, struct tok **w, size_t n, const char *name)
 {
-	static const char *const valopts[] = { "--prefix", "-C", "--dir", "--cwd", "--workspace", "-w", "--registry",
-					       "--cache", "--cache-dir", "--userconfig", "--python", "--log", "--directory",
-					       "--project", "--manifest-path", "--config", "--root", "--target-dir", "-p",
-					       "--index-url", "--filter", "-F", "--color", "--loglevel", "--package", "-P", NULL };
+	static const char *const valopts[] = {
+		"--prefix", "-C",         "--dir",        "--cwd",       "--workspace",
+		"-w",       "--registry", "--cache",      "--cache-dir", "--userconfig",
+		"--python", "--log",      "--directory",  "--project",   "--manifest-path",
+		"--config", "--root",     "--target-dir", "-p",          "--index-url",
+		"--filter", "-F",         "--color",      "--loglevel",  "--package",
+		"-P",       NULL
+	};
 	const char *ops[2] = { NULL, NULL };
 	size_t nops = 0;
 
 	if (pm->flags & PM_ANY) {
 		if (n == 1 || (n == 2 && in_words(lit(w[1]), "--version -v version help --help")))
 			return;
-		sh_deny(st, "%s: %s", name, !strcmp(name, "gh") ? "talks to GitHub; network operations are not allowed"
-							     : "installs or runs packages; not allowed");
+		sh_deny(st, "%s: %s", name,
+			!strcmp(name, "gh") ? "talks to GitHub; network operations are not allowed" :
+					      "installs or runs packages; not allowed");
 		return;
 	}
 	for (size_t i = 1; i < n && nops < 2; i++) {
@@ -1648,8 +1750,10 @@ static void run_pm(struct sh *st, const struct pm *pm, struct tok **w, size_t n,
 		if (s[0] == '-') {
 			if (!strchr(s, '=') && in_list(s, valopts))
 				i++;
-			if ((!strcmp(s, "-g") || !strcmp(s, "--global") || !strncmp(s, "--global=", 9) || !strcmp(s, "--location=global")) &&
-			    (!strcmp(name, "npm") || !strcmp(name, "pnpm") || !strcmp(name, "yarn") || !strcmp(name, "bun")) &&
+			if ((!strcmp(s, "-g") || !strcmp(s, "--global") || !strncmp(s, "--global=", 9) ||
+			     !strcmp(s, "--location=global")) &&
+			    (!strcmp(name, "npm") || !strcmp(name, "pnpm") || !strcmp(name, "yarn") ||
+			     !strcmp(name, "bun")) &&
 			    n > 2) {
 				for (size_t j = 1; j < n; j++)
 					if (in_words(lit(w[j]), pm->verbs)) {
@@ -1675,7 +1779,8 @@ static void run_pm(struct sh *st, const struct pm *pm, struct tok **w, size_t n,
 			return;
 		}
 		if (plus && strlen(ops[0]) == (size_t)(plus - v) && !strncmp(ops[0], v, (size_t)(plus - v)) && ops[1] &&
-		    strlen(ops[1]) == (size_t)(v + l - plus - 1) && !strncmp(ops[1], plus + 1, (size_t)(v + l - plus - 1))) {
+		    strlen(ops[1]) == (size_t)(v + l - plus - 1) &&
+		    !strncmp(ops[1], plus + 1, (size_t)(v + l - plus - 1))) {
 			sh_deny(st, "%s %s %s: installing packages is not allowed", name, ops[0], ops[1]);
 			return;
 		}
@@ -1690,8 +1795,10 @@ static void run_pm(struct sh *st, const struct pm *pm, struct tok **w, size_t n,
 	if ((!strcmp(name, "go") && (!strcmp(ops[0], "run") || !strcmp(ops[0], "build"))) ||
 	    (!strcmp(name, "deno") && !strcmp(ops[0], "run")))
 		for (size_t i = 2; i < n; i++)
-			if (strchr(lit(w[i]), '@') || !strncmp(lit(w[i]), "http:", 5) || !strncmp(lit(w[i]), "https:", 6)) {
-				sh_deny(st, "%s %s %s: fetches code from the network; not allowed", name, ops[0], lit(w[i]));
+			if (strchr(lit(w[i]), '@') || !strncmp(lit(w[i]), "http:", 5) ||
+			    !strncmp(lit(w[i]), "https:", 6)) {
+				sh_deny(st, "%s %s %s: fetches code from the network; not allowed", name, ops[0],
+					lit(w[i]));
 				return;
 			}
 	if (!strcmp(name, "uv") && !strcmp(ops[0], "run"))
@@ -1707,8 +1814,9 @@ static void run_dpkg_rpm(struct sh *st, struct tok **w, size_t n, const char *na
 	for (size_t i = 1; i < n; i++) {
 		const char *s = lit(w[i]);
 
-		if (!strcmp(s, "--install") || !strcmp(s, "--remove") || !strcmp(s, "--purge") || !strcmp(s, "--unpack") ||
-		    !strcmp(s, "--configure") || !strcmp(s, "--upgrade") || !strcmp(s, "--erase") || !strcmp(s, "--freshen") ||
+		if (!strcmp(s, "--install") || !strcmp(s, "--remove") || !strcmp(s, "--purge") ||
+		    !strcmp(s, "--unpack") || !strcmp(s, "--configure") || !strcmp(s, "--upgrade") ||
+		    !strcmp(s, "--erase") || !strcmp(s, "--freshen") ||
 		    (s[0] == '-' && s[1] != '-' && strpbrk(s + 1, !strcmp(name, "dpkg") ? "irP" : "iUeF"))) {
 			sh_deny(st, "%s %s: installing packages is not allowed", name, s);
 			return;
@@ -1771,7 +1879,8 @@ static bool py_open_writes(const char *code)
 			if ((*q == '\'' || *q == '"') && q[1]) {
 				size_t l = strspn(q + 1, "rwxabtU+");
 
-				if (l && l <= 4 && q[1 + l] == *q && strpbrk(q + 1, "wxa+") && strpbrk(q + 1, "wxa+") < q + 1 + l)
+				if (l && l <= 4 && q[1 + l] == *q && strpbrk(q + 1, "wxa+") &&
+				    strpbrk(q + 1, "wxa+") < q + 1 + l)
 					return true;
 			}
 		}
@@ -1783,14 +1892,16 @@ static void screen(struct sh *st, const char *lang, const char *code, const char
 {
 	for (const char *const *k = list; *k; k++)
 		if (strstr(code, *k)) {
-			sh_deny(st, "%s inline code uses '%s' (files, processes or network); put the code in a script file "
-				    "in the workspace",
+			sh_deny(st,
+				"%s inline code uses '%s' (files, processes or network); put the code in a script file "
+				"in the workspace",
 				lang, *k);
 			return;
 		}
 	if (list == screen_python && py_open_writes(code))
-		sh_deny(st, "%s inline code opens a file for writing; write files with the Write tool or a script in the "
-			    "workspace",
+		sh_deny(st,
+			"%s inline code opens a file for writing; write files with the Write tool or a script in the "
+			"workspace",
 			lang);
 	if (list == screen_python && strstr(code, "install.packages"))
 		sh_deny(st, "%s: installing packages is not allowed", lang);
@@ -1957,33 +2068,49 @@ static void run_inline(struct sh *st, struct tok **w, size_t n, const char *name
 
 /* Programs that neither write a named path nor run another command. */
 static const char *const plain[] = {
-	"echo", "printf", "cat", "ls", "ll", "la", "grep", "egrep", "fgrep", "rg", "ag", "ack", "head", "tail", "wc", "diff",
-	"colordiff", "cmp", "comm", "cut", "tr", "paste", "join", "fold", "fmt", "nl", "od", "hexdump", "file", "stat",
-	"du", "df", "which", "whereis", "type", "true", "false", "test", "[", "[[", "((", ":", "expr", "seq", "date",
-	"sleep", "basename", "dirname", "realpath", "readlink", "pwd", "id", "whoami", "uname", "hostname", "printenv",
-	"jq", "less", "more", "man", "tree", "column", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum",
-	"md5sum", "cksum", "b2sum", "base32", "zcat", "bzcat", "xzcat", "zless", "ps", "kill", "pgrep", "pkill", "top",
-	"free", "uptime", "set", "shopt", "hash", "times", "wait", "return", "exit", "break", "continue", "shift", "ulimit",
-	"umask", "history", "help", "let", "tput", "clear", "stty", "locale", "getconf", "nproc", "lscpu", "lsblk", "rev",
-	"shuf", "numfmt", "factor", "yes", "look", "strings", "nm", "objdump", "readelf", "ldd", "size", "jobs", "fg", "bg",
-	"disown", "cal", "bc", "dc", "ping", "dig", "nslookup", "host", "lsof", "netstat", "ss", "ip", "env_parallel",
-	"pytest", "tox", "nox", "mypy", "pylint", "flake8", "pyright", "tsc", "jest", "vitest", "mocha", "java", "mvn",
-	"gradle", "ruff", "eslint", "cargo-clippy", "ctest", "lsattr", "getfacl", "watch", "sha", "fd", "fdfind", "fzf",
-	"bat", "delta", "tig", "exa", "eza", "dirs", "popd", "complete", "compgen", "enable", "caller", "logname", "groups",
-	"users", "who", "w", "last", "tty", "nohup_", "envsubst", "gettext", "ngettext", "iconv_", "locate", "mdfind",
-	"cmake_", "pkg-config", "ldconfig_", "time_", "uptime", "sensors", "lsmod", "dmesg", "journalctl",
-	"systemctl", "service", "hexyl", "xargs_", "unzip_", "zipinfo", "tar_", "gzip_", "rustup_", "node_", "true_",
-	NULL };
+	"echo",      "printf",    "cat",          "ls",        "ll",       "la",       "grep",
+	"egrep",     "fgrep",     "rg",           "ag",        "ack",      "head",     "tail",
+	"wc",        "diff",      "colordiff",    "cmp",       "comm",     "cut",      "tr",
+	"paste",     "join",      "fold",         "fmt",       "nl",       "od",       "hexdump",
+	"file",      "stat",      "du",           "df",        "which",    "whereis",  "type",
+	"true",      "false",     "test",         "[",         "[[",       "((",       ":",
+	"expr",      "seq",       "date",         "sleep",     "basename", "dirname",  "realpath",
+	"readlink",  "pwd",       "id",           "whoami",    "uname",    "hostname", "printenv",
+	"jq",        "less",      "more",         "man",       "tree",     "column",   "sha1sum",
+	"sha224sum", "sha256sum", "sha384sum",    "sha512sum", "md5sum",   "cksum",    "b2sum",
+	"base32",    "zcat",      "bzcat",        "xzcat",     "zless",    "ps",       "kill",
+	"pgrep",     "pkill",     "top",          "free",      "uptime",   "set",      "shopt",
+	"hash",      "times",     "wait",         "return",    "exit",     "break",    "continue",
+	"shift",     "ulimit",    "umask",        "history",   "help",     "let",      "tput",
+	"clear",     "stty",      "locale",       "getconf",   "nproc",    "lscpu",    "lsblk",
+	"rev",       "shuf",      "numfmt",       "factor",    "yes",      "look",     "strings",
+	"nm",        "objdump",   "readelf",      "ldd",       "size",     "jobs",     "fg",
+	"bg",        "disown",    "cal",          "bc",        "dc",       "ping",     "dig",
+	"nslookup",  "host",      "lsof",         "netstat",   "ss",       "ip",       "env_parallel",
+	"pytest",    "tox",       "nox",          "mypy",      "pylint",   "flake8",   "pyright",
+	"tsc",       "jest",      "vitest",       "mocha",     "java",     "mvn",      "gradle",
+	"ruff",      "eslint",    "cargo-clippy", "ctest",     "lsattr",   "getfacl",  "watch",
+	"sha",       "fd",        "fdfind",       "fzf",       "bat",      "delta",    "tig",
+	"exa",       "eza",       "dirs",         "popd",      "complete", "compgen",  "enable",
+	"caller",    "logname",   "groups",       "users",     "who",      "w",        "last",
+	"tty",       "nohup_",    "envsubst",     "gettext",   "ngettext", "iconv_",   "locate",
+	"mdfind",    "cmake_",    "pkg-config",   "ldconfig_", "time_",    "uptime",   "sensors",
+	"lsmod",     "dmesg",     "journalctl",   "systemctl", "service",  "hexyl",    "xargs_",
+	"unzip_",    "zipinfo",   "tar_",         "gzip_",     "rustup_",  "node_",    "true_",
+	NULL
+};
 
 static bool in_plain(const char *name)
 {
 	return in_list(name, plain);
 }
 
-static const char *const compressors[] = { "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4",
-					   "compress", "uncompress", "lzma", "unlzma", "pigz", "pbzip2", NULL };
-static const char *const pythonish_other[] = { "php", "lua", "luajit", "Rscript", "R", "julia", "osascript", "pwsh",
-					       "powershell", "tclsh", "wish", "groovy", "jshell", "scala", "kotlin", NULL };
+static const char *const compressors[] = { "gzip",   "gunzip", "bzip2",  "bunzip2",  "xz",         "unxz",
+					   "zstd",   "unzstd", "lz4",    "compress", "uncompress", "lzma",
+					   "unlzma", "pigz",   "pbzip2", NULL };
+static const char *const pythonish_other[] = { "php",       "lua",   "luajit",     "Rscript", "R",    "julia",
+					       "osascript", "pwsh",  "powershell", "tclsh",   "wish", "groovy",
+					       "jshell",    "scala", "kotlin",     NULL };
 static const char *const builtins_vars[] = { "export", "declare", "typeset", "local", "readonly", NULL };
 
 static void set_vars(struct sh *st, struct tok **w, size_t n, bool unknown)
@@ -2004,7 +2131,9 @@ bool tables_is_known_actor(const char *name)
 {
 	return writer_get(name) || wrapper_get(name) || in_list(name, shells) || pm_get(name) || is_python(name) ||
 	       in_list(name, compressors) || in_list(name, pythonish_other) ||
-	       in_words(name, "git find xargs parallel eval source . proctor apply_patch applypatch su sed perl ruby node nodejs tar unzip 7z 7za install ln dd rsync curl wget patch awk gawk mawk nawk make gmake cmake openssl dpkg rpm chroot trap alias crontab at batch systemd-run script flock hg svn cd pushd");
+	       in_words(
+		       name,
+		       "git find xargs parallel eval source . proctor apply_patch applypatch su sed perl ruby node nodejs tar unzip 7z 7za install ln dd rsync curl wget patch awk gawk mawk nawk make gmake cmake openssl dpkg rpm chroot trap alias crontab at batch systemd-run script flock hg svn cd pushd");
 }
 
 static void run_cd(struct sh *st, struct tok **w, size_t n, const char *name)
@@ -2065,8 +2194,8 @@ static void run_misc(struct sh *st, struct tok **w, size_t n, const char *name)
 		}
 	} else if (!strcmp(name, "proctor")) {
 		for (size_t k = 1; k + 1 < n; k++)
-			if (!strcmp(lit(w[k]), "guard") && strcmp(lit(w[k + 1]), "status") && strcmp(lit(w[k + 1]), "hook") &&
-			    strcmp(lit(w[k + 1]), "--help"))
+			if (!strcmp(lit(w[k]), "guard") && strcmp(lit(w[k + 1]), "status") &&
+			    strcmp(lit(w[k + 1]), "hook") && strcmp(lit(w[k + 1]), "--help"))
 				sh_deny(st, "proctor guard %s: the agent may not change the guard", lit(w[k + 1]));
 	} else if (!strcmp(name, "apply_patch") || !strcmp(name, "applypatch")) {
 		const char *why = NULL;
@@ -2074,13 +2203,16 @@ static void run_misc(struct sh *st, struct tok **w, size_t n, const char *name)
 		if (n > 1 && sh_word(st, w[1], v, sizeof(v)))
 			why = st->chk->patch ? st->chk->patch(st->chk->ctx, st->cwd_known ? st->cwd : NULL, v) : NULL;
 		else if (st->stdin_text)
-			why = st->chk->patch ? st->chk->patch(st->chk->ctx, st->cwd_known ? st->cwd : NULL, st->stdin_text) : NULL;
+			why = st->chk->patch ?
+				      st->chk->patch(st->chk->ctx, st->cwd_known ? st->cwd : NULL, st->stdin_text) :
+				      NULL;
 		else
 			why = "apply_patch: the patch is not given literally";
 		if (why)
 			sh_deny(st, "%s", why);
 	} else if (in_words(name, "gdb lldb")) {
-		if (has_word(w, n, "-ex --ex -x --command -batch --batch --eval-command --eval-command= -iex -o -s --source"))
+		if (has_word(w, n,
+			     "-ex --ex -x --command -batch --batch --eval-command --eval-command= -iex -o -s --source"))
 			sh_deny(st, "%s: debugger commands are not analysed", name);
 	} else if (in_words(name, "chroot crontab at batch systemd-run")) {
 		sh_deny(st, "%s: runs commands the guard does not follow; not allowed", name);
@@ -2098,7 +2230,8 @@ static void run_misc(struct sh *st, struct tok **w, size_t n, const char *name)
 					sh_deny(st, "flock -c: the command is computed at run time");
 				return;
 			}
-			if (!strcmp(s, "-w") || !strcmp(s, "-E") || !strcmp(s, "--timeout") || !strcmp(s, "--conflict-exit-code"))
+			if (!strcmp(s, "-w") || !strcmp(s, "-E") || !strcmp(s, "--timeout") ||
+			    !strcmp(s, "--conflict-exit-code"))
 				i++;
 		}
 		if (i < n && strspn(lit(w[i]), "0123456789") != strlen(w[i]->s))
@@ -2112,7 +2245,8 @@ static void run_misc(struct sh *st, struct tok **w, size_t n, const char *name)
 			inner(st, w, n, i + 1, NULL);
 		}
 	} else if (!strcmp(name, "script")) {
-		static const struct optspec o = { "cEIOBTm", "IOBT", "--command --log-in --log-out --log-io --log-timing",
+		static const struct optspec o = { "cEIOBTm", "IOBT",
+						  "--command --log-in --log-out --log-io --log-timing",
 						  "--log-in --log-out --log-io --log-timing" };
 		struct args a;
 		struct tok ts = { .kind = T_WORD, .s = (char *)"typescript" };
@@ -2130,13 +2264,17 @@ static void run_misc(struct sh *st, struct tok **w, size_t n, const char *name)
 		parse_args(st, w, n, &o, "script", &a, false);
 		sh_target(st, "script", a.nops ? a.ops[0] : &ts, SHELL_WRITE);
 	} else if (!strcmp(name, "hg") || !strcmp(name, "svn")) {
-		static const char *const net[] = { "clone", "pull", "push", "fetch", "incoming", "outgoing", "serve", "checkout",
-						   "co", "update", "up", "commit", "ci", "import", "export", "switch", "sw",
-						   "copy", "cp", "move", "mv", "delete", "rm", "mkdir", "lock", NULL };
+		static const char *const net[] = { "clone", "pull",     "push",   "fetch",  "incoming", "outgoing",
+						   "serve", "checkout", "co",     "update", "up",       "commit",
+						   "ci",    "import",   "export", "switch", "sw",       "copy",
+						   "cp",    "move",     "mv",     "delete", "rm",       "mkdir",
+						   "lock",  NULL };
 
 		for (size_t k = 1; k < n; k++)
 			if (lit(w[k])[0] != '-') {
-				if (in_list(lit(w[k]), net) && (!strcmp(name, "svn") || in_words(lit(w[k]), "clone pull push fetch incoming outgoing serve")))
+				if (in_list(lit(w[k]), net) &&
+				    (!strcmp(name, "svn") ||
+				     in_words(lit(w[k]), "clone pull push fetch incoming outgoing serve")))
 					sh_deny(st, "%s %s: network operations are not allowed", name, lit(w[k]));
 				break;
 			}
@@ -2164,8 +2302,8 @@ void tables_command(struct sh *st, struct tok **w, size_t n)
 		run_cd(st, w, n, name);
 	else if (in_list(name, builtins_vars))
 		set_vars(st, w, n, false);
-	else if (!strcmp(name, "unset") || !strcmp(name, "read") || !strcmp(name, "mapfile") || !strcmp(name, "readarray") ||
-		 !strcmp(name, "getopts"))
+	else if (!strcmp(name, "unset") || !strcmp(name, "read") || !strcmp(name, "mapfile") ||
+		 !strcmp(name, "readarray") || !strcmp(name, "getopts"))
 		set_vars(st, w, n, true);
 	else if (in_words(name, "su runuser") && !(n > 1 && !strcmp(name, "runuser") && !strcmp(lit(w[1]), "-u")))
 		run_su(st, w, n, name);
@@ -2245,7 +2383,8 @@ void tables_command(struct sh *st, struct tok **w, size_t n)
 	else if ((wr = writer_get(name))) {
 		if (in_words(name, "vi vim nvim ex ed emacs"))
 			for (size_t i = 1; i < n; i++)
-				if (lit(w[i])[0] == '+' || in_words(lit(w[i]), "-c --cmd -s -S -e -es -Es --batch --eval -x -l") ||
+				if (lit(w[i])[0] == '+' ||
+				    in_words(lit(w[i]), "-c --cmd -s -S -e -es -Es --batch --eval -x -l") ||
 				    (st->stdin_text && !strcmp(name, "ed"))) {
 					if (!strcmp(name, "ed") && st->stdin_text && !strstr(st->stdin_text, "!") &&
 					    !strstr(st->stdin_text, "w "))
@@ -2254,8 +2393,10 @@ void tables_command(struct sh *st, struct tok **w, size_t n)
 					return;
 				}
 		run_writer(st, wr, w, n, name);
-	}
-	else if (in_words(name, "eval source . trap alias proctor apply_patch applypatch chroot crontab at batch systemd-run flock script hg svn gdb lldb"))
+	} else if (
+		in_words(
+			name,
+			"eval source . trap alias proctor apply_patch applypatch chroot crontab at batch systemd-run flock script hg svn gdb lldb"))
 		run_misc(st, w, n, name);
 	else {
 		/* An unknown program: if one of its words names a program we know, treat the rest as
@@ -2264,7 +2405,9 @@ void tables_command(struct sh *st, struct tok **w, size_t n)
 			char v[PATH_MAX];
 
 			if (sh_word(st, w[i], v, sizeof(v)) && v[0] != '-' && tables_is_known_actor(sh_base(v)) &&
-			    !in_words(sh_base(v), "cd pushd . at install script time ts patch make ln dd split sort tac uniq base64 as ar go ed ex vi")) {
+			    !in_words(
+				    sh_base(v),
+				    "cd pushd . at install script time ts patch make ln dd split sort tac uniq base64 as ar go ed ex vi")) {
 				sh_command(st, w + i, n - i);
 				return;
 			}

@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 struct buf {
-	char *data;   /* always NUL-terminated when non-NULL */
+	char *data; /* always NUL-terminated when non-NULL */
 	size_t len;
 	size_t cap;
 	size_t limit; /* 0: no limit beyond memory */

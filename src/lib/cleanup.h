@@ -33,17 +33,17 @@ static inline void cleanup_fclosep(FILE **f)
 #define _cleanup_fclose_ __attribute__((cleanup(cleanup_fclosep)))
 
 /* Hand ownership out of a cleanup-managed variable: `*ret = TAKE_PTR(p);`. */
-#define TAKE_PTR(p)                          \
-	({                                   \
+#define TAKE_PTR(p)                            \
+	({                                     \
 		__typeof__(p) take_tmp_ = (p); \
-		(p) = NULL;                  \
-		take_tmp_;                   \
+		(p) = NULL;                    \
+		take_tmp_;                     \
 	})
-#define TAKE_FD(fd)               \
-	({                        \
+#define TAKE_FD(fd)                  \
+	({                           \
 		int take_fd_ = (fd); \
-		(fd) = -1;        \
-		take_fd_;         \
+		(fd) = -1;           \
+		take_fd_;            \
 	})
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -30,12 +30,9 @@ static pthread_once_t evp_once = PTHREAD_ONCE_INIT;
 static void evp_load(void)
 {
 	const struct dynlib_sym syms[] = {
-		{ "EVP_MD_CTX_new", &evp.ctx_new },
-		{ "EVP_MD_CTX_free", &evp.ctx_free },
-		{ "EVP_sha256", &evp.sha256 },
-		{ "EVP_DigestInit_ex", &evp.init },
-		{ "EVP_DigestUpdate", &evp.update },
-		{ "EVP_DigestFinal_ex", &evp.final },
+		{ "EVP_MD_CTX_new", &evp.ctx_new },  { "EVP_MD_CTX_free", &evp.ctx_free },
+		{ "EVP_sha256", &evp.sha256 },       { "EVP_DigestInit_ex", &evp.init },
+		{ "EVP_DigestUpdate", &evp.update }, { "EVP_DigestFinal_ex", &evp.final },
 	};
 
 	evp.err = dynlib_open(LIBCRYPTO_SONAME, syms, sizeof(syms) / sizeof(syms[0]));

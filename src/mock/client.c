@@ -139,8 +139,8 @@ static int connect_socket(const char *path, int *ret_fd)
 	return 0;
 }
 
-int mock_client_call(const char *socket_path, unsigned timeout_ms, const char *tool, char *const *argv,
-		     size_t argc, struct mock_reply *ret, char *why, size_t why_len)
+int mock_client_call(const char *socket_path, unsigned timeout_ms, const char *tool, char *const *argv, size_t argc,
+		     struct mock_reply *ret, char *why, size_t why_len)
 {
 	uint64_t deadline = now_mono_ms() + timeout_ms;
 	struct buf req, resp;

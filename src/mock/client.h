@@ -18,8 +18,8 @@ struct mock_reply {
 };
 
 /* Perform the call. 0 with *ret filled, or -errno with a one-line reason in why[]. */
-int mock_client_call(const char *socket_path, unsigned timeout_ms, const char *tool, char *const *argv,
-		     size_t argc, struct mock_reply *ret, char *why, size_t why_len);
+int mock_client_call(const char *socket_path, unsigned timeout_ms, const char *tool, char *const *argv, size_t argc,
+		     struct mock_reply *ret, char *why, size_t why_len);
 void mock_reply_free(struct mock_reply *r);
 
 #endif

@@ -31,8 +31,8 @@ const char *match_mode_name(enum match_mode m)
 
 /* Validate a response body (a rule or the default). `ctx` is "responses[3]" or "default".
  * Strings are copied into `a` when given (rules), else kept in the JSON (the default). */
-static int response_parse(const char *path, const char *ctx, json_t *o, struct mock_response *r,
-			  struct arena *a, struct diag *d)
+static int response_parse(const char *path, const char *ctx, json_t *o, struct mock_response *r, struct arena *a,
+			  struct diag *d)
 {
 	json_t *ec = json_object_get(o, "exit_code");
 	json_t *so = json_object_get(o, "stdout");
@@ -66,8 +66,8 @@ static int response_parse(const char *path, const char *ctx, json_t *o, struct m
 	if (!r->out || !r->err)
 		return -ENOMEM;
 	if (r->out_len + r->err_len > MOCK_MAX_OUTPUT_BYTES)
-		diag_error(d, "%s: %s: stdout and stderr together are %zu bytes, over the %d byte limit", path,
-			   ctx, r->out_len + r->err_len, MOCK_MAX_OUTPUT_BYTES);
+		diag_error(d, "%s: %s: stdout and stderr together are %zu bytes, over the %d byte limit", path, ctx,
+			   r->out_len + r->err_len, MOCK_MAX_OUTPUT_BYTES);
 	return 0;
 }
 
@@ -323,7 +323,8 @@ static int fixture_check_meta(struct fixture *f, bool streamed, struct diag *d)
 	if (!json_is_integer(v) || json_integer_value(v) != 1)
 		diag_error(d, "%s: version: must be 1", f->path);
 	if (!streamed)
-		diag_error(d, "%s: responses: must be a list, got %s", f->path, resp ? json_type_name(resp) : "nothing");
+		diag_error(d, "%s: responses: must be a list, got %s", f->path,
+			   resp ? json_type_name(resp) : "nothing");
 	if (dflt && !json_is_object(dflt)) {
 		diag_error(d, "%s: default: must be an object, got %s", f->path, json_type_name(dflt));
 	} else if (dflt) {
@@ -539,7 +540,8 @@ static int tool_prefixes_parse(const char *path, const char *ctx, json_t *list, 
 		struct strv sv = { 0 };
 
 		if (!json_is_array(p) || json_array_size(p) < 1 || json_array_size(p) > MOCK_MAX_PREFIX_TOKENS) {
-			diag_error(d, "%s: %spassthrough_argv_prefixes[%zu]: must be a list of 1 to %d non-empty strings",
+			diag_error(d,
+				   "%s: %spassthrough_argv_prefixes[%zu]: must be a list of 1 to %d non-empty strings",
 				   path, ctx, i, MOCK_MAX_PREFIX_TOKENS);
 			continue;
 		}
@@ -547,8 +549,8 @@ static int tool_prefixes_parse(const char *path, const char *ctx, json_t *list, 
 			json_t *s = json_array_get(p, j);
 
 			if (!json_is_string(s) || !json_string_length(s)) {
-				diag_error(d, "%s: %spassthrough_argv_prefixes[%zu][%zu]: must be a non-empty string", path,
-					   ctx, i, j);
+				diag_error(d, "%s: %spassthrough_argv_prefixes[%zu][%zu]: must be a non-empty string",
+					   path, ctx, i, j);
 				break;
 			}
 			if (strv_push(&sv, json_string_value(s)) < 0) {
@@ -575,7 +577,8 @@ static int tool_paths_parse(const char *path, const char *ctx, json_t *o, const 
 	if (!l)
 		return 0;
 	if (!json_is_array(l) || json_array_size(l) > SANDBOX_MAX_PATHS) {
-		diag_error(d, "%s: %s%s: must be a list of at most %d absolute paths", path, ctx, key, SANDBOX_MAX_PATHS);
+		diag_error(d, "%s: %s%s: must be a list of at most %d absolute paths", path, ctx, key,
+			   SANDBOX_MAX_PATHS);
 		return 0;
 	}
 	for (size_t i = 0; i < json_array_size(l); i++) {
@@ -599,15 +602,18 @@ static int tool_env_parse(const char *path, const char *ctx, json_t *o, struct s
 	if (!env)
 		return 0;
 	if (!json_is_object(env) || json_object_size(env) > SANDBOX_MAX_ENV) {
-		diag_error(d, "%s: %spassthrough_env: must be an object of at most %d strings", path, ctx, SANDBOX_MAX_ENV);
+		diag_error(d, "%s: %spassthrough_env: must be an object of at most %d strings", path, ctx,
+			   SANDBOX_MAX_ENV);
 		return 0;
 	}
 	json_object_foreach(env, k, v) {
 		int n = json_is_string(v) ? snprintf(line, sizeof(line), "%s=%s", k, json_string_value(v)) : -1;
 
 		if (n < 0 || n >= (int)sizeof(line) || !sandbox_env_valid(line) || strlen(line) != (size_t)n)
-			diag_error(d, "%s: %spassthrough_env.%s: must be a variable name with a string value under %zu bytes",
-				   path, ctx, k, sizeof(line));
+			diag_error(
+				d,
+				"%s: %spassthrough_env.%s: must be a variable name with a string value under %zu bytes",
+				path, ctx, k, sizeof(line));
 		else if (strv_push(out, line) < 0)
 			return -ENOMEM;
 	}

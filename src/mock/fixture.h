@@ -45,8 +45,8 @@ struct fixture_rule {
 
 struct fixture {
 	char *path;
-	json_t *meta;        /* top-level keys other than "responses" (default, noise_flags, ...) */
-	struct arena arena;  /* every rule's strings: the JSON tree of the rules is never kept */
+	json_t *meta;       /* top-level keys other than "responses" (default, noise_flags, ...) */
+	struct arena arena; /* every rule's strings: the JSON tree of the rules is never kept */
 	struct fixture_rule *rules;
 	size_t nrules;
 	bool has_default;
@@ -69,12 +69,11 @@ int fixture_load_buf(const char *path, const char *data, size_t len, struct diag
 void fixture_free(struct fixture *f);
 const char *match_mode_name(enum match_mode m);
 
-
 struct mock_tool_config {
 	char *tool;
-	char *fixture;           /* resolved relative to the config file */
+	char *fixture;              /* resolved relative to the config file */
 	unsigned long max_requests; /* required in mock-config.json; never 0 once loaded */
-	struct strv *prefixes;   /* passthrough_argv_prefixes */
+	struct strv *prefixes;      /* passthrough_argv_prefixes */
 	size_t nprefixes;
 	char *passthrough_executable; /* NULL: search PATH for the tool at start-up */
 	unsigned passthrough_timeout_ms;

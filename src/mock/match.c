@@ -52,8 +52,7 @@ static int is_noise(const char *p, size_t n, const char *const *noise, size_t nn
 	return 0;
 }
 
-int mock_tokenize(const char *const *argv, size_t argc, const char *const *noise, size_t nnoise,
-		  struct tokens *ret)
+int mock_tokenize(const char *const *argv, size_t argc, const char *const *noise, size_t nnoise, struct tokens *ret)
 {
 	int r;
 
@@ -178,16 +177,16 @@ struct matcher {
 	const struct fixture *f;
 	const char **noise;
 	size_t nnoise;
-	struct table strings; /* string slice -> id */
-	struct table exact;   /* raw argv ids -> rule */
+	struct table strings;    /* string slice -> id */
+	struct table exact;      /* raw argv ids -> rule */
 	struct table normalized; /* sorted token ids -> rule */
-	struct id_list *keys; /* per rule: its key ids (subset: sorted, unique) */
+	struct id_list *keys;    /* per rule: its key ids (subset: sorted, unique) */
 	size_t nsubset;
 	uint32_t *bucket_start; /* CSR subset index: rules anchored at id k are */
 	uint32_t *bucket_rules; /* bucket_rules[bucket_start[k] .. bucket_start[k+1]) */
 	uint32_t *mark;         /* mark[id] == gen: id is in the current query */
 	uint32_t gen;
-	struct tokens tok;      /* query scratch */
+	struct tokens tok; /* query scratch */
 	uint32_t *qids, *qset;
 	size_t qcap;
 };
@@ -251,8 +250,10 @@ static int rule_key_build(struct matcher *m, size_t i, struct diag *d)
 		if (rule->mode == MATCH_SUBSET) {
 			k->n = sort_unique(k->v, k->n);
 			if (k->n == 0 && rule->argc) /* an empty argv is the loader's error already */
-				diag_error(d, "%s: responses[%zu].argv: no tokens are left after dropping noise flags, "
-					   "so this subset rule would match every call", m->f->path, i);
+				diag_error(d,
+					   "%s: responses[%zu].argv: no tokens are left after dropping noise flags, "
+					   "so this subset rule would match every call",
+					   m->f->path, i);
 			m->nsubset++;
 			return 0;
 		}
@@ -456,8 +457,7 @@ static ssize_t match_subset_indexed(struct matcher *m, size_t nset)
 	return best == UINT32_MAX ? -1 : (ssize_t)best;
 }
 
-static int query_prepare(struct matcher *m, const char *const *argv, size_t argc, size_t *ret_nids,
-			 size_t *ret_nset)
+static int query_prepare(struct matcher *m, const char *const *argv, size_t argc, size_t *ret_nids, size_t *ret_nset)
 {
 	if (mock_tokenize(argv, argc, (const char *const *)m->noise, m->nnoise, &m->tok) < 0 ||
 	    scratch_reserve(m, m->tok.n + 1) < 0)

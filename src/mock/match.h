@@ -30,8 +30,7 @@ int tokens_append(struct tokens *t, const char *p, size_t n);
  * dropped); any other token is kept verbatim; a noise flag is dropped, and so is the token after
  * it unless that token starts with '-' (`--output=json` is dropped whole). `*ret` is reset first.
  * 0 or -ENOMEM. */
-int mock_tokenize(const char *const *argv, size_t argc, const char *const *noise, size_t nnoise,
-		  struct tokens *ret);
+int mock_tokenize(const char *const *argv, size_t argc, const char *const *noise, size_t nnoise, struct tokens *ret);
 
 /* The flags dropped when a fixture and its tool config name none. */
 extern const char *const mock_default_noise_flags[];

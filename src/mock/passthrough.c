@@ -41,8 +41,8 @@ static void close_fd(int *fd)
 
 /* The child's side, between fork and exec: async-signal-safe calls only. Any failure is sent
  * back as an errno on `err_w` and the tool never runs. */
-static noreturn void child_exec(const char *exe, char **args, char **envp, const struct pt_sandbox *sb, int in, int out_w,
-		       int err_w, int report)
+static noreturn void child_exec(const char *exe, char **args, char **envp, const struct pt_sandbox *sb, int in,
+				int out_w, int err_w, int report)
 {
 	sigset_t none;
 	int e;
@@ -73,8 +73,7 @@ fail:
 
 /* fork (not posix_spawn: the sandbox is entered between fork and exec); the parent learns of a
  * failed exec or sandbox through a close-on-exec pipe, which reads EOF once exec succeeded. */
-static int spawn_child(pid_t *ret_pid, const char *exe, char **args, const struct pt_sandbox *sb, int out_w,
-		       int err_w)
+static int spawn_child(pid_t *ret_pid, const char *exe, char **args, const struct pt_sandbox *sb, int out_w, int err_w)
 {
 	int rep[2], in, e = 0, r = 0;
 	char **envp = sb ? sb->envp : environ;
@@ -184,7 +183,8 @@ void pt_read(struct pt_job *job, int fd)
 		}
 		if (job->overflow)
 			continue;
-		if (job->out.len + job->err.len + (size_t)n > MOCK_MAX_OUTPUT_BYTES || buf_append(b, chunk, (size_t)n) < 0) {
+		if (job->out.len + job->err.len + (size_t)n > MOCK_MAX_OUTPUT_BYTES ||
+		    buf_append(b, chunk, (size_t)n) < 0) {
 			job->overflow = true;
 			pt_kill(job);
 		}

@@ -16,7 +16,7 @@
 
 struct pt_job {
 	pid_t pid;
-	int pidfd;       /* readable when the child exits */
+	int pidfd;          /* readable when the child exits */
 	int out_fd, err_fd; /* -1 once at EOF */
 	struct buf out, err;
 	bool exited, overflow, timed_out;

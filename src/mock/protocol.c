@@ -19,8 +19,8 @@ int mock_tool_name_valid(const char *name)
 	for (const char *p = name; *p; p++) {
 		char c = *p;
 
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '.' || c == '_' || c == '+' || c == '-'))
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+		      c == '_' || c == '+' || c == '-'))
 			return 0;
 	}
 	return 1;
@@ -96,8 +96,8 @@ out:
 	return r;
 }
 
-int mock_response_encode(struct buf *out, int exit_code, const char *out_s, size_t out_n,
-			 const char *err_s, size_t err_n)
+int mock_response_encode(struct buf *out, int exit_code, const char *out_s, size_t out_n, const char *err_s,
+			 size_t err_n)
 {
 	json_t *o = json_object();
 	size_t before = out->len;
@@ -125,8 +125,7 @@ out:
 	return r;
 }
 
-int mock_request_encode(struct buf *out, const char *tool, char *const *argv, size_t argc,
-			long *ret_bad_index)
+int mock_request_encode(struct buf *out, const char *tool, char *const *argv, size_t argc, long *ret_bad_index)
 {
 	json_t *o = NULL, *a = NULL;
 	size_t before = out->len;
@@ -149,8 +148,7 @@ int mock_request_encode(struct buf *out, const char *tool, char *const *argv, si
 		if (json_array_append_new(a, json_string_nocheck(argv[i])))
 			goto out;
 	if (json_object_set_new(o, "version", json_integer(MOCK_PROTOCOL_VERSION)) ||
-	    json_object_set_new(o, "tool", json_string_nocheck(tool)) ||
-	    json_object_set(o, "argv", a))
+	    json_object_set_new(o, "tool", json_string_nocheck(tool)) || json_object_set(o, "argv", a))
 		goto out;
 	r = json_dump_buf(o, 0, out);
 	if (r == 0)

@@ -37,10 +37,10 @@ enum {
  * tool name and the arguments. The JSON tree (which an ignored key padded with `{}` can make
  * 80 times the size of the line) is freed before parse returns. */
 struct mock_request {
-	const char *tool;   /* NULL: no request was read */
-	const char **argv;  /* argc entries, then NULL; owns the whole block */
+	const char *tool;  /* NULL: no request was read */
+	const char **argv; /* argc entries, then NULL; owns the whole block */
 	size_t argc;
-	size_t bytes;       /* size of the block, for the server's memory account */
+	size_t bytes; /* size of the block, for the server's memory account */
 };
 
 /* Parse one request line (without its '\n'). 0, or -EINVAL with a short reason in *ret_why
@@ -52,11 +52,10 @@ int mock_tool_name_valid(const char *name);
 
 /* Append the response line (with '\n') to out. stdout/stderr must be valid UTF-8 (callers
  * sanitize passthrough output). 0, or -E2BIG when the line would exceed the limit. */
-int mock_response_encode(struct buf *out, int exit_code, const char *out_s, size_t out_n,
-			 const char *err_s, size_t err_n);
+int mock_response_encode(struct buf *out, int exit_code, const char *out_s, size_t out_n, const char *err_s,
+			 size_t err_n);
 /* Encode the request line for tool/argv (with '\n'). 0, -E2BIG over the limit, -EILSEQ when an
  * argument is not valid UTF-8 (*ret_bad_index says which; -1 for the tool). */
-int mock_request_encode(struct buf *out, const char *tool, char *const *argv, size_t argc,
-			long *ret_bad_index);
+int mock_request_encode(struct buf *out, const char *tool, char *const *argv, size_t argc, long *ret_bad_index);
 
 #endif

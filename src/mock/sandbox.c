@@ -65,7 +65,8 @@ static int check_exposure(const char *granted, const struct pt_sandbox_spec *spe
 		if (!spec->protect[i] || !realpath(spec->protect[i], p))
 			continue;
 		if (path_within(g, p)) {
-			diag_error(d, "%s: the real tool may not reach this path: it contains %s", granted, spec->protect[i]);
+			diag_error(d, "%s: the real tool may not reach this path: it contains %s", granted,
+				   spec->protect[i]);
 			return -EACCES;
 		}
 	}
@@ -122,12 +123,13 @@ static int ruleset_fill(int rs, int abi, const struct pt_sandbox_spec *spec, str
 	if ((r = add_list(rs, abi, system_exec, sizeof(system_exec) / sizeof(*system_exec), LANDLOCK_EXEC, true, spec,
 			  d)) < 0 ||
 	    (r = add_list(rs, abi, proc, 1, LANDLOCK_RO, true, spec, d)) < 0 ||
-	    (r = add_list(rs, abi, system_dev, sizeof(system_dev) / sizeof(*system_dev), LANDLOCK_RW, true, spec, d)) < 0)
+	    (r = add_list(rs, abi, system_dev, sizeof(system_dev) / sizeof(*system_dev), LANDLOCK_RW, true, spec, d)) <
+		    0)
 		return r;
 	if (spec->exe && (r = add_rule(rs, abi, spec->exe, LANDLOCK_EXEC, false, spec, d)) < 0)
 		return r;
-	if (spec->read && (r = add_list(rs, abi, (const char *const *)spec->read->v, spec->read->n, LANDLOCK_RO, false,
-					spec, d)) < 0)
+	if (spec->read &&
+	    (r = add_list(rs, abi, (const char *const *)spec->read->v, spec->read->n, LANDLOCK_RO, false, spec, d)) < 0)
 		return r;
 	if (spec->write && (r = add_list(rs, abi, (const char *const *)spec->write->v, spec->write->n, LANDLOCK_RW,
 					 false, spec, d)) < 0)
@@ -142,8 +144,10 @@ static int ruleset_build(const struct pt_sandbox_spec *spec, struct diag *d, int
 	size_t size = abi >= 6 ? sizeof(attr) : abi >= 4 ? 2 * sizeof(__u64) : sizeof(__u64);
 
 	if (!abi) {
-		diag_error(d, "%s: this kernel has no Landlock: the real tool cannot be confined, so passthrough is refused",
-			   spec->exe);
+		diag_error(
+			d,
+			"%s: this kernel has no Landlock: the real tool cannot be confined, so passthrough is refused",
+			spec->exe);
 		return -EOPNOTSUPP;
 	}
 	/* Signals and abstract sockets: the tool cannot signal mockd or reach other services. */

@@ -24,11 +24,11 @@ struct pt_sandbox {
 };
 
 struct pt_sandbox_spec {
-	const char *exe;             /* the real tool: read+execute on this file */
-	const struct strv *read;     /* extra read-only paths (files or directories) */
-	const struct strv *write;    /* extra read-write paths */
-	const struct strv *env;      /* extra "NAME=VALUE" entries */
-	const char *const *protect;  /* paths no granted path may contain (fixtures, journal, ...) */
+	const char *exe;            /* the real tool: read+execute on this file */
+	const struct strv *read;    /* extra read-only paths (files or directories) */
+	const struct strv *write;   /* extra read-write paths */
+	const struct strv *env;     /* extra "NAME=VALUE" entries */
+	const char *const *protect; /* paths no granted path may contain (fixtures, journal, ...) */
 	size_t nprotect;
 };
 

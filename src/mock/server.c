@@ -58,9 +58,9 @@ struct conn {
 	struct mock_tool *tool;
 	struct pt_job job;
 	bool has_job;
-	bool drain;  /* after the response: half-close and drain (see CONN_DRAIN) */
+	bool drain; /* after the response: half-close and drain (see CONN_DRAIN) */
 	size_t drained;
-	bool dead; /* closed; freed after the current epoll batch, whose events may still name it */
+	bool dead;   /* closed; freed after the current epoll batch, whose events may still name it */
 	size_t held; /* bytes this client holds (request, argv, tool output, response), in s->held */
 	uint64_t deadline_ms;
 	struct conn *prev, *next; /* in the timer list (READ/WRITE) or the passthrough queue */
@@ -81,8 +81,8 @@ struct mock_server {
 	struct conn_list timers; /* sorted by deadline: every deadline is now + the same timeout */
 	struct conn_list queue;  /* passthroughs waiting for a slot (at most MOCK_MAX_PASSTHROUGH_QUEUE) */
 	size_t nqueued;
-	size_t held;             /* bytes held by all clients, at most MOCK_MAX_HELD_BYTES */
-	bool accept_paused;      /* out of fds: the listener waits until a client leaves */
+	size_t held;               /* bytes held by all clients, at most MOCK_MAX_HELD_BYTES */
+	bool accept_paused;        /* out of fds: the listener waits until a client leaves */
 	uint64_t accept_resume_ms; /* ... or until then, if none does */
 	struct conn_list running;
 	struct conn_list dead;
@@ -254,17 +254,22 @@ static int conn_respond(struct mock_server *s, struct conn *c, const struct wire
 			enum mock_outcome outcome, ssize_t rule, uint64_t now)
 {
 	struct journal_entry e = {
-		.ts = now_real(), .tool = c->req.tool, .argv = c->req.argv, .argc = c->req.argc,
-		.exit_code = w ? w->exit_code : MOCK_EXIT_PASSTHROUGH_FAILED, .outcome = outcome, .rule = rule,
-		.pid = c->pid, .uid = c->uid,
+		.ts = now_real(),
+		.tool = c->req.tool,
+		.argv = c->req.argv,
+		.argc = c->req.argc,
+		.exit_code = w ? w->exit_code : MOCK_EXIT_PASSTHROUGH_FAILED,
+		.outcome = outcome,
+		.rule = rule,
+		.pid = c->pid,
+		.uid = c->uid,
 	};
 	int r = journal_write(s->journal, &e);
 
 	if (r < 0 || !w) {
 		if (r < 0)
 			srv_error(s, "journal write failed: %s", strerror(-r));
-		w = mock_service_error(s->svc, c->req.tool, MOCK_EXIT_PASSTHROUGH_FAILED,
-				       "internal error");
+		w = mock_service_error(s->svc, c->req.tool, MOCK_EXIT_PASSTHROUGH_FAILED, "internal error");
 		stable = false;
 		if (!w) {
 			conn_free(s, c);
@@ -357,8 +362,8 @@ static void pt_start(struct mock_server *s, struct conn *c, uint64_t now)
 	if (!t->unconfined && t->sandbox.ruleset_fd < 0)
 		r = -EPERM;
 	else
-		r = pt_spawn(&c->job, t->exe, t->cfg->tool, c->req.argv, c->req.argc, t->unconfined ? NULL : &t->sandbox,
-			     t->cfg->passthrough_timeout_ms, now);
+		r = pt_spawn(&c->job, t->exe, t->cfg->tool, c->req.argv, c->req.argc,
+			     t->unconfined ? NULL : &t->sandbox, t->cfg->passthrough_timeout_ms, now);
 	if (r < 0) {
 		srv_error(s, "passthrough %s: spawn failed: %s", t->exe, strerror(-r));
 		conn_error(s, c, MOCK_EXIT_PASSTHROUGH_UNAVAILABLE, "service unavailable", OUTCOME_PASSTHROUGH, now);
@@ -368,8 +373,8 @@ static void pt_start(struct mock_server *s, struct conn *c, uint64_t now)
 	c->t_out = (struct ev_tag){ EV_PT_OUT, c };
 	c->t_err = (struct ev_tag){ EV_PT_ERR, c };
 	c->t_pid = (struct ev_tag){ EV_PT_PID, c };
-	if (epoll_add(s, c->job.out_fd, EPOLLIN, &c->t_out) < 0 || epoll_add(s, c->job.err_fd, EPOLLIN, &c->t_err) < 0 ||
-	    epoll_add(s, c->job.pidfd, EPOLLIN, &c->t_pid) < 0) {
+	if (epoll_add(s, c->job.out_fd, EPOLLIN, &c->t_out) < 0 ||
+	    epoll_add(s, c->job.err_fd, EPOLLIN, &c->t_err) < 0 || epoll_add(s, c->job.pidfd, EPOLLIN, &c->t_pid) < 0) {
 		pt_kill(&c->job);
 		c->job.timed_out = true; /* reported as a failure once it is reaped */
 	}
@@ -455,9 +460,15 @@ static void pt_enqueue(struct mock_server *s, struct conn *c, uint64_t now)
 static void conn_gone(struct mock_server *s, struct conn *c, uint64_t now)
 {
 	struct journal_entry e = {
-		.ts = now_real(), .tool = c->req.tool, .argv = c->req.argv, .argc = c->req.argc,
-		.exit_code = MOCK_EXIT_PASSTHROUGH_FAILED, .outcome = OUTCOME_CLIENT_GONE, .rule = -1,
-		.pid = c->pid, .uid = c->uid,
+		.ts = now_real(),
+		.tool = c->req.tool,
+		.argv = c->req.argv,
+		.argc = c->req.argc,
+		.exit_code = MOCK_EXIT_PASSTHROUGH_FAILED,
+		.outcome = OUTCOME_CLIENT_GONE,
+		.rule = -1,
+		.pid = c->pid,
+		.uid = c->uid,
 	};
 	int r = journal_write(s->journal, &e);
 
@@ -530,7 +541,8 @@ static void conn_read(struct mock_server *s, struct conn *c, uint64_t now)
 			return;
 		}
 		if (n == 0) {
-			conn_error(s, c, MOCK_EXIT_BAD_REQUEST, "invalid request: no newline", OUTCOME_BAD_REQUEST, now);
+			conn_error(s, c, MOCK_EXIT_BAD_REQUEST, "invalid request: no newline", OUTCOME_BAD_REQUEST,
+				   now);
 			return;
 		}
 		c->in.len += (size_t)n;
@@ -539,7 +551,8 @@ static void conn_read(struct mock_server *s, struct conn *c, uint64_t now)
 			char *nl = memchr(c->in.data, '\n', c->in.len);
 
 			if ((size_t)(nl - c->in.data) + 1 > MOCK_MAX_REQUEST_BYTES)
-				conn_error(s, c, MOCK_EXIT_BAD_REQUEST, "invalid request size", OUTCOME_BAD_REQUEST, now);
+				conn_error(s, c, MOCK_EXIT_BAD_REQUEST, "invalid request size", OUTCOME_BAD_REQUEST,
+					   now);
 			else
 				conn_dispatch(s, c, now);
 			return;
@@ -655,7 +668,8 @@ static int timers_run(struct mock_server *s, uint64_t now)
 		next = s->accept_resume_ms;
 	/* The queue is FIFO with one timeout, so sorted by deadline too. */
 	while (s->queue.head && s->queue.head->deadline_ms <= now)
-		conn_error(s, s->queue.head, MOCK_EXIT_PASSTHROUGH_UNAVAILABLE, "service unavailable", OUTCOME_BUSY, now);
+		conn_error(s, s->queue.head, MOCK_EXIT_PASSTHROUGH_UNAVAILABLE, "service unavailable", OUTCOME_BUSY,
+			   now);
 	if (s->queue.head && s->queue.head->deadline_ms < next)
 		next = s->queue.head->deadline_ms;
 	for (struct conn *c = s->running.head, *n; c; c = n) {
@@ -786,10 +800,11 @@ static unsigned fit_clients_to_fd_limit(unsigned max_clients, struct diag *d)
 			getrlimit(RLIMIT_NOFILE, &rl);
 	}
 	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)max_clients + SERVER_RESERVED_FDS) {
-		unsigned fit = rl.rlim_cur > SERVER_RESERVED_FDS + 1 ? (unsigned)(rl.rlim_cur - SERVER_RESERVED_FDS) : 1;
+		unsigned fit =
+			rl.rlim_cur > SERVER_RESERVED_FDS + 1 ? (unsigned)(rl.rlim_cur - SERVER_RESERVED_FDS) : 1;
 
 		diag_warn(d, "the fd limit (%llu) allows %u clients at once, not %u", (unsigned long long)rl.rlim_cur,
-			     fit, max_clients);
+			  fit, max_clients);
 		return fit;
 	}
 	return max_clients;
@@ -847,8 +862,7 @@ static void socket_unlink_if_ours(struct mock_server *s)
 {
 	struct stat st;
 
-	if (s->sock_ino && lstat(s->opts.socket_path, &st) == 0 && st.st_dev == s->sock_dev &&
-	    st.st_ino == s->sock_ino)
+	if (s->sock_ino && lstat(s->opts.socket_path, &st) == 0 && st.st_dev == s->sock_dev && st.st_ino == s->sock_ino)
 		unlink(s->opts.socket_path);
 	s->sock_ino = 0;
 }

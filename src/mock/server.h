@@ -22,10 +22,10 @@
 
 struct mock_server_opts {
 	const char *socket_path;
-	int ready_fd;            /* -1: none */
+	int ready_fd; /* -1: none */
 	const uid_t *allowed_uids;
 	size_t nallowed;
-	gid_t socket_gid;        /* (gid_t)-1: leave as is */
+	gid_t socket_gid; /* (gid_t)-1: leave as is */
 	mode_t socket_mode;
 	unsigned client_timeout_ms; /* a client must send its request, and take its response, within this */
 	unsigned max_clients;

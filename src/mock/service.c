@@ -18,13 +18,20 @@
 const char *mock_outcome_name(enum mock_outcome o)
 {
 	static const char *const names[] = {
-		[OUTCOME_EXACT] = "exact",       [OUTCOME_NORMALIZED] = "normalized",
-		[OUTCOME_SUBSET] = "subset",     [OUTCOME_PASSTHROUGH] = "passthrough",
-		[OUTCOME_CACHED] = "cached",     [OUTCOME_DEFAULT] = "default",
-		[OUTCOME_UNMOCKED] = "unmocked", [OUTCOME_BUDGET] = "budget",
-		[OUTCOME_REJECTED] = "rejected", [OUTCOME_UNKNOWN_TOOL] = "unknown_tool",
-		[OUTCOME_BAD_REQUEST] = "bad_request", [OUTCOME_BUSY] = "busy",
-		[OUTCOME_CLIENT_GONE] = "client_gone", [OUTCOME_ERROR] = "error",
+		[OUTCOME_EXACT] = "exact",
+		[OUTCOME_NORMALIZED] = "normalized",
+		[OUTCOME_SUBSET] = "subset",
+		[OUTCOME_PASSTHROUGH] = "passthrough",
+		[OUTCOME_CACHED] = "cached",
+		[OUTCOME_DEFAULT] = "default",
+		[OUTCOME_UNMOCKED] = "unmocked",
+		[OUTCOME_BUDGET] = "budget",
+		[OUTCOME_REJECTED] = "rejected",
+		[OUTCOME_UNKNOWN_TOOL] = "unknown_tool",
+		[OUTCOME_BAD_REQUEST] = "bad_request",
+		[OUTCOME_BUSY] = "busy",
+		[OUTCOME_CLIENT_GONE] = "client_gone",
+		[OUTCOME_ERROR] = "error",
 	};
 
 	return (size_t)o < sizeof(names) / sizeof(names[0]) ? names[o] : "?";
@@ -102,8 +109,8 @@ int mock_tool_init(struct mock_tool *t, struct mock_tool_config *cfg, struct fix
 	}
 	if (cfg->nprefixes) {
 		if (cfg->passthrough_executable)
-			t->exe = access(cfg->passthrough_executable, X_OK) == 0 ? strdup(cfg->passthrough_executable)
-										 : NULL;
+			t->exe = access(cfg->passthrough_executable, X_OK) == 0 ? strdup(cfg->passthrough_executable) :
+										  NULL;
 		else
 			t->exe = find_executable(cfg->tool, self_exe);
 	}
@@ -227,15 +234,20 @@ int mock_service_confine(struct mock_service *s, const char *const *protect, siz
 		all[n++] = protect[i];
 	for (size_t i = 0; i < s->ntools && r == 0; i++) {
 		struct mock_tool *t = &s->tools[i];
-		struct pt_sandbox_spec spec = { .exe = t->exe, .read = &t->cfg->pt_read, .write = &t->cfg->pt_write,
-						.env = &t->cfg->pt_env, .protect = all, .nprotect = n };
+		struct pt_sandbox_spec spec = { .exe = t->exe,
+						.read = &t->cfg->pt_read,
+						.write = &t->cfg->pt_write,
+						.env = &t->cfg->pt_env,
+						.protect = all,
+						.nprotect = n };
 
 		if (!t->exe || t->unconfined)
 			continue;
 		pt_sandbox_free(&t->sandbox);
 		r = pt_sandbox_build(&spec, d, &t->sandbox);
 		if (r < 0)
-			diag_error(d, "%s: the real tool's sandbox cannot be built, so passthrough is refused", t->cfg->tool);
+			diag_error(d, "%s: the real tool's sandbox cannot be built, so passthrough is refused",
+				   t->cfg->tool);
 	}
 	free(all);
 	return r;
@@ -246,8 +258,8 @@ const struct wire *mock_service_error(struct mock_service *s, const char *tool, 
 	char text[256];
 	/* "TOOL: message", as a real CLI says it; without a tool (the request was never read) the
 	 * bare message: no real CLI prints an "error:" prefix. */
-	int n = tool && *tool ? snprintf(text, sizeof(text), "%s: %s\n", tool, msg)
-			      : snprintf(text, sizeof(text), "%s\n", msg);
+	int n = tool && *tool ? snprintf(text, sizeof(text), "%s: %s\n", tool, msg) :
+				snprintf(text, sizeof(text), "%s\n", msg);
 
 	if (n < 0 || n >= (int)sizeof(text))
 		n = (int)sizeof(text) - 1;
@@ -368,7 +380,9 @@ enum mock_outcome mock_tool_classify(struct mock_tool *t, const char *const *arg
 		return OUTCOME_ERROR; /* out of memory: fail closed, never on to passthrough */
 	if (rule >= 0) {
 		*ret_rule = rule;
-		return mode == MATCH_EXACT ? OUTCOME_EXACT : mode == MATCH_NORMALIZED ? OUTCOME_NORMALIZED : OUTCOME_SUBSET;
+		return mode == MATCH_EXACT      ? OUTCOME_EXACT :
+		       mode == MATCH_NORMALIZED ? OUTCOME_NORMALIZED :
+						  OUTCOME_SUBSET;
 	}
 	if (prefix_allowed(t, argv, argc))
 		return OUTCOME_PASSTHROUGH;

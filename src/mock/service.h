@@ -57,7 +57,7 @@ struct mock_tool {
 	struct wire default_wire;
 	struct cache_entry *cache; /* most recently used first */
 	size_t ncache;
-	bool record;            /* recording mode: every call goes to the real tool */
+	bool record; /* recording mode: every call goes to the real tool */
 	/* The real tool's sandbox (sandbox.h), built by mock_service_confine(); a passthrough is
 	 * refused (69) while there is none, unless `unconfined` (recording mode, the operator's own
 	 * tool) says to run it with mockd's view and environment. */
@@ -70,7 +70,7 @@ struct mock_service {
 	struct mock_tool *tools;
 	size_t ntools;
 	unsigned long unknown_served; /* calls to tools not served, against cfg->unknown_tool_max_requests */
-	struct buf scratch; /* for responses made on the fly */
+	struct buf scratch;           /* for responses made on the fly */
 	struct wire scratch_wire;
 };
 

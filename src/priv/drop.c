@@ -99,8 +99,14 @@ static int caps_drop_rest(void)
 int drop_prove(const struct drop_opts *o, uid_t old_uid, gid_t old_gid, int status_fd, const char **ret_step)
 {
 	struct identity id;
-	struct identity_expect e = { .uid = true, .gid = true, .groups = true, .no_caps = true, .nnp = true,
-				     .want_uid = o->uid, .want_gid = o->gid, .nwant_groups = o->ngroups };
+	struct identity_expect e = { .uid = true,
+				     .gid = true,
+				     .groups = true,
+				     .no_caps = true,
+				     .nnp = true,
+				     .want_uid = o->uid,
+				     .want_gid = o->gid,
+				     .nwant_groups = o->ngroups };
 	const char *field;
 	char *report = NULL;
 	size_t bad;

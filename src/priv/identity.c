@@ -202,12 +202,13 @@ json_t *identity_json(const struct identity *id)
 		json_array_append_new(groups, json_integer(id->groups[i]));
 	for (int i = 0; i < 5; i++)
 		snprintf(hex[i], sizeof(hex[i]), "%016" PRIx64, caps[i]);
-	return json_pack("{s:[I,I,I,I],s:[I,I,I,I],s:o,s:{s:s,s:s,s:s,s:s,s:s},s:b,s:i,s:{s:i,s:b}}",
-			 "uid", (json_int_t)id->uid[0], (json_int_t)id->uid[1], (json_int_t)id->uid[2], (json_int_t)id->uid[3],
-			 "gid", (json_int_t)id->gid[0], (json_int_t)id->gid[1], (json_int_t)id->gid[2], (json_int_t)id->gid[3],
-			 "groups", groups, "caps", "inheritable", hex[0], "permitted", hex[1], "effective", hex[2],
-			 "bounding", hex[3], "ambient", hex[4], "no_new_privs", id->no_new_privs, "seccomp", id->seccomp,
-			 "landlock", "abi", id->landlock_abi, "enforced", id->landlock_enforced);
+	return json_pack("{s:[I,I,I,I],s:[I,I,I,I],s:o,s:{s:s,s:s,s:s,s:s,s:s},s:b,s:i,s:{s:i,s:b}}", "uid",
+			 (json_int_t)id->uid[0], (json_int_t)id->uid[1], (json_int_t)id->uid[2], (json_int_t)id->uid[3],
+			 "gid", (json_int_t)id->gid[0], (json_int_t)id->gid[1], (json_int_t)id->gid[2],
+			 (json_int_t)id->gid[3], "groups", groups, "caps", "inheritable", hex[0], "permitted", hex[1],
+			 "effective", hex[2], "bounding", hex[3], "ambient", hex[4], "no_new_privs", id->no_new_privs,
+			 "seccomp", id->seccomp, "landlock", "abi", id->landlock_abi, "enforced",
+			 id->landlock_enforced);
 }
 
 static bool group_in(gid_t g, const gid_t *v, size_t n)
@@ -239,12 +240,13 @@ size_t identity_check(const struct identity *id, const struct identity_expect *e
 		for (size_t i = 0; same && i < e->nwant_groups; i++)
 			same = group_in(e->want_groups[i], id->groups, id->ngroups);
 		if (!same)
-			MISMATCH("supplementary groups are not the expected set (%zu present, %zu expected)", id->ngroups,
-				 e->nwant_groups);
+			MISMATCH("supplementary groups are not the expected set (%zu present, %zu expected)",
+				 id->ngroups, e->nwant_groups);
 	}
 	if (e->no_caps && (id->cap_inh | id->cap_prm | id->cap_eff | id->cap_bnd | id->cap_amb))
 		MISMATCH("capabilities are not all zero (inh %" PRIx64 " prm %" PRIx64 " eff %" PRIx64 " bnd %" PRIx64
-			 " amb %" PRIx64 ")", id->cap_inh, id->cap_prm, id->cap_eff, id->cap_bnd, id->cap_amb);
+			 " amb %" PRIx64 ")",
+			 id->cap_inh, id->cap_prm, id->cap_eff, id->cap_bnd, id->cap_amb);
 	if (e->nnp && id->no_new_privs != 1)
 		MISMATCH("NoNewPrivs is %d, expected 1", id->no_new_privs);
 	if (e->landlock && !id->landlock_enforced)

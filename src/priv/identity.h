@@ -20,9 +20,9 @@ struct identity {
 	gid_t groups[IDENTITY_MAX_GROUPS];
 	size_t ngroups;
 	uint64_t cap_inh, cap_prm, cap_eff, cap_bnd, cap_amb;
-	int no_new_privs; /* 0 or 1 */
-	int seccomp;      /* 0 off, 1 strict, 2 filter */
-	int landlock_abi; /* the kernel's, 0 when none */
+	int no_new_privs;       /* 0 or 1 */
+	int seccomp;            /* 0 off, 1 strict, 2 filter */
+	int landlock_abi;       /* the kernel's, 0 when none */
 	bool landlock_enforced; /* this process: opening / is refused (see identity_read) */
 };
 

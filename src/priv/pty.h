@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <termios.h>
 
-#define PTY_IO_BYTES 4096          /* one relay step */
+#define PTY_IO_BYTES 4096             /* one relay step */
 #define PTY_DRAIN_MAX_BYTES (1 << 20) /* output still buffered when the command exits */
 
 /* A new pty (master and slave, both close-on-exec, neither our controlling terminal) whose

@@ -182,7 +182,8 @@ static size_t scan(const struct scan *s)
 			n++; /* cut short: fail closed */
 			break;
 		}
-		if (e->d_name[0] < '1' || e->d_name[0] > '9' || (pid = (pid_t)strtol(e->d_name, NULL, 10)) == getpid() ||
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
+		    (pid = (pid_t)strtol(e->d_name, NULL, 10)) == getpid() ||
 		    !(st = process_state(dirfd(d), e->d_name, s->uid)))
 			continue;
 		if (s->mode == SCAN_STOP) {
@@ -346,12 +347,13 @@ int reap_uid(uid_t uid, unsigned grace_ms, unsigned deadline_ms, struct reap_res
 
 	memset(ret, 0, sizeof(*ret));
 	if (uid == 0 || uid == getuid() || uid == REAP_KILL_RUID)
-		return -EINVAL; /* never sweep ourselves or root */
+		return -EINVAL;                 /* never sweep ourselves or root */
 	killed = calloc(REAP_PID_LIMIT / 8, 1); /* NULL only costs time */
 	/* One TERM each: all at once as the uid, else to each one the scan finds. Never as the uid
 	 * where REAP_KILL_RUID is in use (an nfsnobody account, a process): kill(-1) would reach it. */
 	ret->signalled = scan(&count);
-	as_uid = !getpwuid(REAP_KILL_RUID) && !reap_count_uid(REAP_KILL_RUID) && reap_signal_uid(uid, SIGTERM, lock_wait(end)) == 0;
+	as_uid = !getpwuid(REAP_KILL_RUID) && !reap_count_uid(REAP_KILL_RUID) &&
+		 reap_signal_uid(uid, SIGTERM, lock_wait(end)) == 0;
 	if (!as_uid)
 		ret->signalled = scan(&term);
 	ret->kill_as_uid = as_uid;
@@ -393,8 +395,11 @@ int reap_uid(uid_t uid, unsigned grace_ms, unsigned deadline_ms, struct reap_res
 	if (clean < 2) {
 		/* The report's scan, past the deadline if need be. After SIGSTOP passes it kills
 		 * what it finds, so a sweep cut short leaves nothing stopped and alive behind it. */
-		struct scan last = { .uid = uid, .mode = stopped ? SCAN_SIGNAL : SCAN_COUNT, .sig = SIGKILL,
-				     .res = ret, .end = now_mono_ms() + REAP_FINAL_SCAN_MS };
+		struct scan last = { .uid = uid,
+				     .mode = stopped ? SCAN_SIGNAL : SCAN_COUNT,
+				     .sig = SIGKILL,
+				     .res = ret,
+				     .end = now_mono_ms() + REAP_FINAL_SCAN_MS };
 
 		n = scan(&last);
 	}

@@ -14,10 +14,10 @@
 #include "../lib/strv.h"
 
 #define SPAWN_MAX_KEEP_FDS 64
-#define SPAWN_MAX_ENV 1024                 /* entries in a built environment */
-#define SPAWN_MAX_ENV_BYTES (256 * 1024)   /* their total size, NULs included */
+#define SPAWN_MAX_ENV 1024               /* entries in a built environment */
+#define SPAWN_MAX_ENV_BYTES (256 * 1024) /* their total size, NULs included */
 #define SPAWN_DEFAULT_PATH "PATH=/usr/bin:/bin"
-#define SPAWN_STEP_MAX 200                 /* bytes of a failed step's name in a report */
+#define SPAWN_STEP_MAX 200 /* bytes of a failed step's name in a report */
 
 /* Close every fd above 2 except those in keep[] (any order; values below 3 are ignored).
  * 0 or -errno (-EINVAL for more than SPAWN_MAX_KEEP_FDS). */

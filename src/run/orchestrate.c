@@ -134,7 +134,11 @@ static void save_task(struct run *r)
 static int check_ids_free(struct run *r)
 {
 	const struct task *t = &r->t;
-	const struct { const char *field; unsigned base; bool group; } ids[] = {
+	const struct {
+		const char *field;
+		unsigned base;
+		bool group;
+	} ids[] = {
 		{ "identity.agent_uid", t->agent_uid, false }, { "identity.mockd_uid", t->mockd_uid, false },
 		{ "identity.agent_gid", t->agent_gid, true },  { "identity.mockd_uid", t->mockd_uid, true },
 		{ "identity.rpc_gid", t->rpc_gid, true },
@@ -156,10 +160,12 @@ static int check_ids_free(struct run *r)
 			}
 			if (!name)
 				continue;
-			run_fail(r, "config_error", RUN_EXIT_INVALID,
-				 "%s: %s %u (slot %u) belongs to %s '%s' of this host; a run kills every process of "
-				 "its uids and must own its groups: choose ids no account has (proctor doctor checks them)",
-				 ids[i].field, ids[i].group ? "gid" : "uid", id, k, ids[i].group ? "group" : "user", name);
+			run_fail(
+				r, "config_error", RUN_EXIT_INVALID,
+				"%s: %s %u (slot %u) belongs to %s '%s' of this host; a run kills every process of "
+				"its uids and must own its groups: choose ids no account has (proctor doctor checks them)",
+				ids[i].field, ids[i].group ? "gid" : "uid", id, k, ids[i].group ? "group" : "user",
+				name);
 			return -EEXIST;
 		}
 	return 0;
@@ -193,18 +199,28 @@ static int take_slot(struct run *r)
 
 static int stage_dirs(struct run *r)
 {
-	const struct { const char *name; mode_t mode; bool agent; } dirs[] = {
-		{ "private", 0700, false }, { "private/fixtures", 0700, false }, { "sock", 0750, false },
-		{ "bin", 0755, false }, { "workspace", 0700, true }, { "home", 0700, true }, { "tmp", 0700, true },
-		{ "bundles", 0755, false }, { "agent", 0755, false }, { "guard", 0755, false }, { "logs", 0755, false },
+	const struct {
+		const char *name;
+		mode_t mode;
+		bool agent;
+	} dirs[] = {
+		{ "private", 0700, false },  { "private/fixtures", 0700, false },
+		{ "sock", 0750, false },     { "bin", 0755, false },
+		{ "workspace", 0700, true }, { "home", 0700, true },
+		{ "tmp", 0700, true },       { "bundles", 0755, false },
+		{ "agent", 0755, false },    { "guard", 0755, false },
+		{ "logs", 0755, false },
 	};
 	int err;
 
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		err = rundir_mkdir(r->dfd, dirs[i].name, dirs[i].mode, dirs[i].agent ? r->uid : 0,
-				   !strcmp(dirs[i].name, "sock") ? r->rgid : dirs[i].agent ? r->gid : 0);
+				   !strcmp(dirs[i].name, "sock") ? r->rgid :
+				   dirs[i].agent                 ? r->gid :
+								   0);
 		if (err < 0) {
-			run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "%s/%s: %s", r->dir, dirs[i].name, strerror(-err));
+			run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "%s/%s: %s", r->dir, dirs[i].name,
+				 strerror(-err));
 			return err;
 		}
 	}
@@ -336,15 +352,15 @@ static int build_bundles(struct run *r)
 			return -ENOMEM;
 		err = bundle_build(r->t.plugins.v[i], dest, NULL, &r->d, &m);
 		if (err < 0) {
-			run_fail(r, "config_error", RUN_EXIT_INVALID, "agent.plugins[%zu].path: %s: the bundle was refused",
-				 i, r->t.plugins.v[i]);
+			run_fail(r, "config_error", RUN_EXIT_INVALID,
+				 "agent.plugins[%zu].path: %s: the bundle was refused", i, r->t.plugins.v[i]);
 			free(dest);
 			return err;
 		}
 		r->manifests[r->nmanifests++] = m;
-		json_array_append_new(r->bundles, json_pack("{s:s,s:s,s:s,s:I,s:n}", "source", r->t.plugins.v[i], "path",
-							    dest, "digest", m->digest, "files",
-							    (json_int_t)m->nfiles, "verified_after"));
+		json_array_append_new(r->bundles,
+				      json_pack("{s:s,s:s,s:s,s:I,s:n}", "source", r->t.plugins.v[i], "path", dest,
+						"digest", m->digest, "files", (json_int_t)m->nfiles, "verified_after"));
 		free(dest);
 	}
 	return 0;
@@ -389,10 +405,11 @@ static int arm_guard(struct run *r)
 	if (err < 0)
 		run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "guard: %s", strerror(-err));
 	else
-		run_layer(r, "guard", "enforced",
-			  "%s hook; marker and settings root-owned in guard/, outside the workspace; the kernel (Landlock) "
-			  "enforces the same write boundary",
-			  harness_name((enum harness)r->t.guard_harness));
+		run_layer(
+			r, "guard", "enforced",
+			"%s hook; marker and settings root-owned in guard/, outside the workspace; the kernel (Landlock) "
+			"enforces the same write boundary",
+			harness_name((enum harness)r->t.guard_harness));
 	json_decref(cfg);
 	buf_free(&b);
 	free(marker);
@@ -443,8 +460,13 @@ static int proc_session(pid_t pid, int *ret_sid, int *ret_tty)
 
 static void expect_for(const struct run *r, struct identity_expect *e)
 {
-	*e = (struct identity_expect){ .uid = true, .gid = true, .groups = true, .no_caps = true, .nnp = true,
-				       .want_uid = r->uid, .want_gid = r->gid };
+	*e = (struct identity_expect){ .uid = true,
+				       .gid = true,
+				       .groups = true,
+				       .no_caps = true,
+				       .nnp = true,
+				       .want_uid = r->uid,
+				       .want_gid = r->gid };
 	if (r->t.nmocks)
 		e->want_groups[e->nwant_groups++] = r->rgid;
 }
@@ -481,8 +503,8 @@ static void record_probes(struct run *r, json_t *probes, size_t asked)
 
 	/* Every path asked about must have an answer: a short list proves nothing. */
 	if (json_array_size(probes) != asked) {
-		run_layer(r, "fixtures_private", "failed", "the worker answered %zu of %zu probes", json_array_size(probes),
-			  asked);
+		run_layer(r, "fixtures_private", "failed", "the worker answered %zu of %zu probes",
+			  json_array_size(probes), asked);
 		return;
 	}
 	json_array_foreach(probes, i, p) {
@@ -493,10 +515,11 @@ static void record_probes(struct run *r, json_t *probes, size_t asked)
 		}
 		refused++;
 	}
-	run_layer(r, "fixtures_private", "enforced",
-		  "%zu paths (the staged fixtures, mock config, journal, the task's private and fixture files, the task "
-		  "file) refused to the agent's uid, checked by opening them from inside",
-		  refused);
+	run_layer(
+		r, "fixtures_private", "enforced",
+		"%zu paths (the staged fixtures, mock config, journal, the task's private and fixture files, the task "
+		"file) refused to the agent's uid, checked by opening them from inside",
+		refused);
 }
 
 static void record_identity(struct run *r, json_t *res, const struct identity *outside)
@@ -504,7 +527,8 @@ static void record_identity(struct run *r, json_t *res, const struct identity *o
 	json_t *ll = json_object_get(json_object_get(res, "identity"), "landlock");
 	int abi = (int)json_integer_value(json_object_get(ll, "abi")), sid = -1, tty = -1;
 
-	run_layer(r, "uid", "enforced", "uid %u and gid %u in all four slots, checked by the worker and from /proc/%d/status",
+	run_layer(r, "uid", "enforced",
+		  "uid %u and gid %u in all four slots, checked by the worker and from /proc/%d/status",
 		  (unsigned)r->uid, (unsigned)r->gid, (int)r->worker);
 	if (r->t.nmocks)
 		run_layer(r, "groups", "enforced", "exactly {%u}, the mock socket's group", (unsigned)r->rgid);
@@ -514,34 +538,41 @@ static void record_identity(struct run *r, json_t *res, const struct identity *o
 		  (unsigned long long)outside->cap_bnd);
 	run_layer(r, "no_new_privs", "enforced", "NoNewPrivs 1");
 	if (json_is_true(json_object_get(ll, "enforced")))
-		run_layer(r, "landlock", "enforced",
-			  "ABI %d: read-write workspace/ home/ tmp/; read and execute the system directories, bin/, bundles/, "
-			  "agent/ and ro_paths; everything else refused (proven: opening / fails)",
-			  abi);
+		run_layer(
+			r, "landlock", "enforced",
+			"ABI %d: read-write workspace/ home/ tmp/; read and execute the system directories, bin/, bundles/, "
+			"agent/ and ro_paths; everything else refused (proven: opening / fails)",
+			abi);
 	else
 		run_layer(r, "landlock", "failed", "the worker reports Landlock is not in effect");
 	if (abi >= 6)
-		run_layer(r, "landlock_scope", "enforced", "signals and abstract Unix sockets scoped to the agent (ABI %d)", abi);
+		run_layer(r, "landlock_scope", "enforced",
+			  "signals and abstract Unix sockets scoped to the agent (ABI %d)", abi);
 	else
-		run_layer(r, "landlock_scope", "absent", "Landlock ABI %d has no scoping (6 needed); the run's own uids "
-							 "still keep other runs out of reach",
+		run_layer(r, "landlock_scope", "absent",
+			  "Landlock ABI %d has no scoping (6 needed); the run's own uids "
+			  "still keep other runs out of reach",
 			  abi);
 	if (r->pidns)
-		run_layer(r, "pid_namespace", "enforced", "the worker is pid 1 of its own pid namespace: killing it ends every "
-							  "agent process");
+		run_layer(r, "pid_namespace", "enforced",
+			  "the worker is pid 1 of its own pid namespace: killing it ends every "
+			  "agent process");
 	else
 		run_layer(r, "pid_namespace", "absent", "unshare(CLONE_NEWPID): %s; teardown sweeps by uid",
 			  strerror(r->pidns_err));
 	if (r->own_proc)
-		run_layer(r, "private_proc", "enforced", "a mount namespace with its own /proc: the agent sees its own "
-							 "processes only");
+		run_layer(r, "private_proc", "enforced",
+			  "a mount namespace with its own /proc: the agent sees its own "
+			  "processes only");
 	else
-		run_layer(r, "private_proc", "absent", "no mount namespace (%s): the agent can list the host's processes",
+		run_layer(r, "private_proc", "absent",
+			  "no mount namespace (%s): the agent can list the host's processes",
 			  strerror(r->own_proc_err ? r->own_proc_err : r->pidns_err));
 	if (proc_session(r->worker, &sid, &tty) == 0 && sid == (int)r->worker && tty == 0 &&
 	    json_integer_value(json_object_get(res, "tty_nr")) == 0)
-		run_layer(r, "no_tty", "enforced", "the worker leads its own session with no controlling terminal; the "
-						   "agent's stdin is a pipe, stdout and stderr pipes to the worker");
+		run_layer(r, "no_tty", "enforced",
+			  "the worker leads its own session with no controlling terminal; the "
+			  "agent's stdin is a pipe, stdout and stderr pipes to the worker");
 	else
 		run_layer(r, "no_tty", "failed", "session %d, tty %d", sid, tty);
 	if (json_integer_value(json_object_get(res, "dumpable")) == 0)
@@ -591,15 +622,17 @@ static int hello(struct run *r)
 	r->hello = json_incref(res);
 	json_decref(resp);
 	if (proc_identity(r->worker, &outside) < 0 || identity_check(&outside, &e, &report) > 0) {
-		run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "/proc/%d/status does not show the expected identity: %s",
-			 (int)r->worker, report ? report : "unreadable");
+		run_fail(r, "isolation_failed", RUN_EXIT_INFRA,
+			 "/proc/%d/status does not show the expected identity: %s", (int)r->worker,
+			 report ? report : "unreadable");
 		free(report);
 		return -EPERM;
 	}
 	free(report);
 	record_identity(r, r->hello, &outside);
 	if (layer_failed(r)) {
-		run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "a required isolation layer is not in effect (see isolation)");
+		run_fail(r, "isolation_failed", RUN_EXIT_INFRA,
+			 "a required isolation layer is not in effect (see isolation)");
 		return -EPERM;
 	}
 	return 0;
@@ -608,8 +641,14 @@ static int hello(struct run *r)
 static void check_mockd(struct run *r)
 {
 	struct identity id;
-	struct identity_expect e = { .uid = true, .gid = true, .groups = true, .no_caps = true, .nnp = true,
-				     .want_uid = r->muid, .want_gid = r->muid, .nwant_groups = 1 };
+	struct identity_expect e = { .uid = true,
+				     .gid = true,
+				     .groups = true,
+				     .no_caps = true,
+				     .nnp = true,
+				     .want_uid = r->muid,
+				     .want_gid = r->muid,
+				     .nwant_groups = 1 };
 	char *report = NULL;
 
 	if (!r->t.nmocks) {
@@ -618,14 +657,17 @@ static void check_mockd(struct run *r)
 	}
 	e.want_groups[0] = r->rgid;
 	if (proc_identity(r->mockd, &id) < 0 || identity_check(&id, &e, &report))
-		run_layer(r, "mockd_identity", "failed", "/proc/%d/status: %s", (int)r->mockd, report ? report : "unreadable");
+		run_layer(r, "mockd_identity", "failed", "/proc/%d/status: %s", (int)r->mockd,
+			  report ? report : "unreadable");
 	else
-		run_layer(r, "mockd_identity", "enforced", "mockd runs as uid %u, groups {%u}, no capabilities, NoNewPrivs; "
-							   "it loaded the fixtures as root and cannot read them again",
+		run_layer(r, "mockd_identity", "enforced",
+			  "mockd runs as uid %u, groups {%u}, no capabilities, NoNewPrivs; "
+			  "it loaded the fixtures as root and cannot read them again",
 			  (unsigned)r->muid, (unsigned)r->rgid);
 	free(report);
 	if (layer_failed(r))
-		run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "mockd is not running as its own unprivileged identity");
+		run_fail(r, "isolation_failed", RUN_EXIT_INFRA,
+			 "mockd is not running as its own unprivileged identity");
 }
 
 /* ---- the agent ---- */
@@ -685,7 +727,8 @@ static json_t *agent_env(struct run *r, const struct agent_vars *v)
 		if (strncmp(r->t.env.v[i], "PATH=", 5) != 0)
 			json_array_append_new(env, json_string(r->t.env.v[i]));
 	for (size_t i = 0; i < r->desc.env_pass.n + r->t.env_pass.n; i++) {
-		const char *name = i < r->desc.env_pass.n ? r->desc.env_pass.v[i] : r->t.env_pass.v[i - r->desc.env_pass.n];
+		const char *name =
+			i < r->desc.env_pass.n ? r->desc.env_pass.v[i] : r->t.env_pass.v[i - r->desc.env_pass.n];
 		const char *val = getenv(name);
 
 		if (val)
@@ -714,7 +757,8 @@ static int await_response(struct run *r, int want, int sigfd, uint64_t deadline,
 {
 	*ret = NULL;
 	for (;;) {
-		struct pollfd p[3] = { { .fd = r->sock, .events = POLLIN }, { .fd = sigfd, .events = POLLIN },
+		struct pollfd p[3] = { { .fd = r->sock, .events = POLLIN },
+				       { .fd = sigfd, .events = POLLIN },
 				       { .fd = r->mockd_pidfd, .events = POLLIN } };
 		uint64_t now = now_mono_ms();
 		int n, err;
@@ -734,7 +778,8 @@ static int await_response(struct run *r, int want, int sigfd, uint64_t deadline,
 			struct signalfd_siginfo si;
 
 			if (read(sigfd, &si, sizeof(si)) == sizeof(si)) {
-				run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "interrupted by signal %u", si.ssi_signo);
+				run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "interrupted by signal %u",
+					 si.ssi_signo);
 				return -EINTR;
 			}
 		}
@@ -776,9 +821,16 @@ static int start_session(struct run *r)
 
 static void vars_for(struct run *r, struct agent_vars *v, int turn, const char *prompt)
 {
-	*v = (struct agent_vars){ .prompt = prompt, .session_id = r->session_id, .workspace = r->ws_path,
-				  .home = r->home_path, .tmp = r->tmp_path, .exe = r->self, .plugin_dirs = &r->plugin_dirs,
-				  .task_command = &r->t.argv, .task_args = &r->t.args, .turn = turn };
+	*v = (struct agent_vars){ .prompt = prompt,
+				  .session_id = r->session_id,
+				  .workspace = r->ws_path,
+				  .home = r->home_path,
+				  .tmp = r->tmp_path,
+				  .exe = r->self,
+				  .plugin_dirs = &r->plugin_dirs,
+				  .task_command = &r->t.argv,
+				  .task_args = &r->t.args,
+				  .turn = turn };
 	if (r->t.guard_harness >= 0) {
 		v->guard_settings = r->guard_settings;
 		v->guard_marker = r->guard_marker;
@@ -860,20 +912,27 @@ static int turn_record(struct run *r, int turn, json_t *resp, uint64_t started)
 		return 0;
 	}
 	if (type)
-		run_fail(r, "agent_failed", RUN_EXIT_FINAL, "%s%s%s", json_string_value(json_object_get(res, "message")),
+		run_fail(r, "agent_failed", RUN_EXIT_FINAL, "%s%s%s",
+			 json_string_value(json_object_get(res, "message")),
 			 json_is_string(json_object_get(res, "error")) ? ": " : "",
-			 json_is_string(json_object_get(res, "error")) ? json_string_value(json_object_get(res, "error")) : "");
+			 json_is_string(json_object_get(res, "error")) ?
+				 json_string_value(json_object_get(res, "error")) :
+				 "");
 	else if (r->desc.events.framing == EVENTS_JSON_LINES)
 		run_fail(r, "agent_failed", RUN_EXIT_FINAL, "turn %d ended failed, as the agent reported%s%s", turn,
 			 json_is_string(json_object_get(res, "error")) ? ": " : "",
-			 json_is_string(json_object_get(res, "error")) ? json_string_value(json_object_get(res, "error")) : "");
+			 json_is_string(json_object_get(res, "error")) ?
+				 json_string_value(json_object_get(res, "error")) :
+				 "");
 	else
 		run_fail(r, "agent_failed", RUN_EXIT_FINAL, "turn %d failed: %s %lld%s%s", turn,
 			 json_is_integer(r->agent_exit_code) ? "exit status" : "signal",
-			 json_is_integer(r->agent_exit_code) ? json_integer_value(r->agent_exit_code)
-							     : json_integer_value(r->agent_signal),
+			 json_is_integer(r->agent_exit_code) ? json_integer_value(r->agent_exit_code) :
+							       json_integer_value(r->agent_signal),
 			 json_is_string(json_object_get(res, "error")) ? ": " : "",
-			 json_is_string(json_object_get(res, "error")) ? json_string_value(json_object_get(res, "error")) : "");
+			 json_is_string(json_object_get(res, "error")) ?
+				 json_string_value(json_object_get(res, "error")) :
+				 "");
 	return 0;
 }
 
@@ -1008,7 +1067,8 @@ static void check_after(struct run *r)
 	    unlinkat(r->dfd, "sock/mock.sock", 0) < 0)
 		teardown_error(r, "sock/mock.sock could not be removed: %s", strerror(errno));
 	r->socket_removed = faccessat(r->dfd, "sock/mock.sock", F_OK, AT_SYMLINK_NOFOLLOW) < 0;
-	if (r->marker_sha[0] && (rundir_hash_file(r->dfd, "guard/marker.json", sum, NULL) < 0 || strcmp(sum, r->marker_sha))) {
+	if (r->marker_sha[0] &&
+	    (rundir_hash_file(r->dfd, "guard/marker.json", sum, NULL) < 0 || strcmp(sum, r->marker_sha))) {
 		teardown_error(r, "the guard's marker changed during the run");
 		r->guard_disarmed = true;
 	}
@@ -1019,8 +1079,8 @@ static void check_after(struct run *r)
 
 		diag_init(&d);
 		json_object_set_new(b, "verified_after",
-				    json_boolean(bundle_verify(json_string_value(json_object_get(b, "path")), r->manifests[i],
-							       &d, &drift) == 0));
+				    json_boolean(bundle_verify(json_string_value(json_object_get(b, "path")),
+							       r->manifests[i], &d, &drift) == 0));
 		diag_free(&d);
 	}
 }
@@ -1080,9 +1140,11 @@ static int resolve_agent(struct run *r)
 	r->desc_ok = true;
 	wants_cmd = uses(&r->desc.argv, "{task_command}") || uses(&r->desc.argv_resume, "{task_command}");
 	if (wants_cmd && !r->t.argv.n)
-		diag_error(&r->d, "%s: agent.command: required by the '%s' agent (%s)", r->t.file, r->desc.name, r->desc.file);
+		diag_error(&r->d, "%s: agent.command: required by the '%s' agent (%s)", r->t.file, r->desc.name,
+			   r->desc.file);
 	if (!wants_cmd && r->t.argv.n)
-		diag_error(&r->d, "%s: agent.command: the '%s' agent runs its own program; give extra arguments in agent.args",
+		diag_error(&r->d,
+			   "%s: agent.command: the '%s' agent runs its own program; give extra arguments in agent.args",
 			   r->t.file, r->desc.name);
 	if (r->t.args.n && !uses(&r->desc.argv, "{task_args}"))
 		diag_error(&r->d, "%s: agent.args: the '%s' agent takes no extra arguments", r->t.file, r->desc.name);
@@ -1127,7 +1189,8 @@ static int agent_paths(struct run *r)
 		const char *why;
 		int err = agent_expand(r->desc.dirs.v[i], &v, &dir, &why);
 
-		if (err == 0 && (strstr(dir, "/..") || strncmp(dir, r->dir, strlen(r->dir)) || dir[strlen(r->dir)] != '/'))
+		if (err == 0 &&
+		    (strstr(dir, "/..") || strncmp(dir, r->dir, strlen(r->dir)) || dir[strlen(r->dir)] != '/'))
 			err = -EINVAL;
 		/* cppcheck-suppress nullPointerArithmeticRedundantCheck ; agent_expand() set dir (err == 0) */
 		rel = err == 0 ? dir + strlen(r->dir) + 1 : NULL;
@@ -1142,8 +1205,10 @@ static int agent_paths(struct run *r)
 		if (err == 0 && mkdirat(r->dfd, rel, 0700) == 0)
 			err = fchownat(r->dfd, rel, r->uid, r->gid, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 		if (err < 0) {
-			run_fail(r, "config_error", RUN_EXIT_INVALID, "%s: dirs[%zu]: %s must lie beneath home/, tmp/ or the "
-								     "workspace", r->desc.file, i, dir ? dir : "?");
+			run_fail(r, "config_error", RUN_EXIT_INVALID,
+				 "%s: dirs[%zu]: %s must lie beneath home/, tmp/ or the "
+				 "workspace",
+				 r->desc.file, i, dir ? dir : "?");
 			free(dir);
 			return err;
 		}
@@ -1258,9 +1323,16 @@ static void run_free(struct run *r)
 
 int run_task(const struct run_opts *o, struct diag *ret_diag, char **ret_dir)
 {
-	struct run r = { .o = o, .dfd = -1, .slot_fds = { -1, -1, -1, -1 }, .mockd_pidfd = -1, .mockd_status = -1, .sock = -1,
+	struct run r = { .o = o,
+			 .dfd = -1,
+			 .slot_fds = { -1, -1, -1, -1 },
+			 .mockd_pidfd = -1,
+			 .mockd_status = -1,
+			 .sock = -1,
 			 .worker_pidfd = -1,
-			 .events_fd = -1, .stderr_fd = -1, .left_behind = -1 };
+			 .events_fd = -1,
+			 .stderr_fd = -1,
+			 .left_behind = -1 };
 	sigset_t stop, old;
 	int sigfd, code;
 	uint64_t t;

@@ -18,8 +18,8 @@
 #define REPORT_MAX_JOURNAL_BYTES (256u << 20)
 
 struct calls {
-	json_t *lines;   /* parsed journal lines */
-	json_t *used;    /* {tool: {rule index: true}} */
+	json_t *lines; /* parsed journal lines */
+	json_t *used;  /* {tool: {rule index: true}} */
 };
 
 static void read_journal(const char *dir, struct calls *c)
@@ -109,13 +109,14 @@ static json_t *defaulted(struct calls *c, struct mock_service *svc)
 		const char *o = json_string_value(json_object_get(line, "outcome"));
 		const char *tool = json_string_value(json_object_get(line, "tool"));
 
-		if (!o || (strcmp(o, "default") && strcmp(o, "unmocked")) || json_array_size(out) == REPORT_MAX_DEFAULTED)
+		if (!o || (strcmp(o, "default") && strcmp(o, "unmocked")) ||
+		    json_array_size(out) == REPORT_MAX_DEFAULTED)
 			continue;
-		json_array_append_new(out, json_pack("{s:s?,s:O,s:s,s:O,s:o}", "tool", tool, "argv",
-						     json_object_get(line, "argv"), "outcome", o, "exit",
-						     json_object_get(line, "exit"),
-						     "near", svc ? near_of(find_tool(svc, tool), json_object_get(line, "argv"))
-								 : json_null()));
+		json_array_append_new(
+			out,
+			json_pack("{s:s?,s:O,s:s,s:O,s:o}", "tool", tool, "argv", json_object_get(line, "argv"),
+				  "outcome", o, "exit", json_object_get(line, "exit"), "near",
+				  svc ? near_of(find_tool(svc, tool), json_object_get(line, "argv")) : json_null()));
 	}
 	return out;
 }
@@ -215,9 +216,10 @@ static void text_head(const json_t *res, struct buf *out)
 			snprintf(last, sizeof(last), ", last exit status %lld", num(agent, "exit_code"));
 		else if (json_is_integer(json_object_get(agent, "signal")))
 			snprintf(last, sizeof(last), ", last killed by signal %lld", num(agent, "signal"));
-		buf_printf(out, "agent     %s: %zu turns, %lld lines on stdout, %lld bytes on stderr%s%s\n", str(agent, "kind"),
-			   json_array_size(json_object_get(agent, "turns")), num(agent, "events"), num(agent, "stderr_bytes"),
-			   last, json_is_true(json_object_get(agent, "timed_out")) ? " (stopped at the time limit)" : "");
+		buf_printf(out, "agent     %s: %zu turns, %lld lines on stdout, %lld bytes on stderr%s%s\n",
+			   str(agent, "kind"), json_array_size(json_object_get(agent, "turns")), num(agent, "events"),
+			   num(agent, "stderr_bytes"), last,
+			   json_is_true(json_object_get(agent, "timed_out")) ? " (stopped at the time limit)" : "");
 	}
 }
 
@@ -285,10 +287,13 @@ static void text_rest(const json_t *res, struct buf *out)
 	json_array_foreach(json_object_get(res, "bundles"), i, b)
 		buf_printf(out, "%s  %s  sha256 %.16s...  %lld files  %s\n", i ? "" : "\nbundles\n", str(b, "path"),
 			   str(b, "digest"), num(b, "files"),
-			   json_is_true(json_object_get(b, "verified_after")) ? "unchanged after the run" : "CHANGED or unverified");
+			   json_is_true(json_object_get(b, "verified_after")) ? "unchanged after the run" :
+										"CHANGED or unverified");
 	if (json_is_object(g))
-		buf_printf(out, "\nguard     %s: %lld denials reported by the hook (unverified: the agent can write that log)\n",
-			   str(g, "harness"), num(g, "denials"));
+		buf_printf(
+			out,
+			"\nguard     %s: %lld denials reported by the hook (unverified: the agent can write that log)\n",
+			str(g, "harness"), num(g, "denials"));
 	json_array_foreach(json_object_get(res, "private"), i, p) {
 		buf_printf(out, "%s  %s: ", i ? "" : "\nprivate material\n", str(p, "path"));
 		if (!json_array_size(json_object_get(p, "leaked_into")))
@@ -302,8 +307,8 @@ static void text_rest(const json_t *res, struct buf *out)
 		snprintf(left, sizeof(left), "%lld", num(td, "left_behind"));
 	else
 		snprintf(left, sizeof(left), "no count of");
-	buf_printf(out, "\nteardown  %s: %s processes left behind at the agent's exit, %zu survivors%s\n", str(td, "method"),
-		   left, json_array_size(json_object_get(td, "survivors")),
+	buf_printf(out, "\nteardown  %s: %s processes left behind at the agent's exit, %zu survivors%s\n",
+		   str(td, "method"), left, json_array_size(json_object_get(td, "survivors")),
 		   json_is_true(json_object_get(td, "socket_removed")) ? ", socket removed" : ", SOCKET LEFT");
 	json_array_foreach(json_object_get(td, "errors"), i, e)
 		buf_printf(out, "  error: %s\n", esc(json_string_value(e)));

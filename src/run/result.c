@@ -21,8 +21,8 @@
 #include "../lib/util.h"
 #include "rundir.h"
 
-static const char *const phase_names[PH_N] = { "validate", "stage", "bundles", "mockd", "guard", "worker", "agent",
-					       "teardown" };
+static const char *const phase_names[PH_N] = { "validate", "stage",  "bundles", "mockd",
+					       "guard",    "worker", "agent",   "teardown" };
 
 void run_layer(struct run *r, const char *name, const char *state, const char *fmt, ...)
 {
@@ -51,7 +51,8 @@ void run_fail(struct run *r, const char *status, int exit_code, const char *fmt,
 		n = (size_t)vsnprintf(r->reason, sizeof(r->reason), fmt, ap);
 		va_end(ap);
 		if (n + 1 < sizeof(r->reason))
-			snprintf(r->reason + n, sizeof(r->reason) - n, " (before that: %.20s: %.400s)", r->status, prev);
+			snprintf(r->reason + n, sizeof(r->reason) - n, " (before that: %.20s: %.400s)", r->status,
+				 prev);
 	} else {
 		va_start(ap, fmt);
 		vsnprintf(r->reason, sizeof(r->reason), fmt, ap);
@@ -142,9 +143,9 @@ static json_t *guard_json(struct run *r)
 	marker = run_path(r, "guard/marker.json");
 	settings = run_path(r, "guard/settings.json");
 	lines = each_line(r, "logs/guard-denials.jsonl", RUN_MAX_DENIAL_LOG_BYTES, NULL, NULL, &bad);
-	j = json_pack("{s:s,s:s?,s:s?,s:I,s:b,s:b}", "harness", harness_name((enum harness)r->t.guard_harness), "marker",
-		      marker, "settings", settings, "denials", (json_int_t)(lines < 0 ? 0 : lines), "denials_verified", 0,
-		      "disarmed", r->guard_disarmed);
+	j = json_pack("{s:s,s:s?,s:s?,s:I,s:b,s:b}", "harness", harness_name((enum harness)r->t.guard_harness),
+		      "marker", marker, "settings", settings, "denials", (json_int_t)(lines < 0 ? 0 : lines),
+		      "denials_verified", 0, "disarmed", r->guard_disarmed);
 	free(marker);
 	free(settings);
 	return j;
@@ -154,8 +155,9 @@ static json_t *private_json(struct run *r)
 {
 	struct private_file *pf = calloc(r->t.private_paths.n + 1, sizeof(*pf));
 	json_t *out = json_array();
-	int ws = r->dfd >= 0 && r->slot_taken ? openat(r->dfd, "workspace", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-					      : -1;
+	int ws = r->dfd >= 0 && r->slot_taken ?
+			 openat(r->dfd, "workspace", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) :
+			 -1;
 	int truncated = 0;
 
 	if (!pf)
@@ -189,12 +191,11 @@ static json_t *teardown_json(struct run *r)
 	for (size_t i = 0; i < r->reap.nsurvivors; i++)
 		json_array_append_new(surv, json_integer(r->reap.survivors[i]));
 	if (r->mockd_status >= 0)
-		mockd_exit = WIFEXITED(r->mockd_status) ? json_integer(WEXITSTATUS(r->mockd_status))
-							: json_sprintf("signal %d", WTERMSIG(r->mockd_status));
-	return json_pack("{s:s,s:o,s:o,s:o,s:b,s:O}", "method",
-			 r->pidns ? "pid_namespace+uid_sweep" : "uid_sweep", "left_behind",
-			 r->left_behind >= 0 ? json_integer(r->left_behind) : json_null(), "survivors", surv,
-			 "mockd_exit", mockd_exit, "socket_removed", r->socket_removed || !r->t.nmocks, "errors",
+		mockd_exit = WIFEXITED(r->mockd_status) ? json_integer(WEXITSTATUS(r->mockd_status)) :
+							  json_sprintf("signal %d", WTERMSIG(r->mockd_status));
+	return json_pack("{s:s,s:o,s:o,s:o,s:b,s:O}", "method", r->pidns ? "pid_namespace+uid_sweep" : "uid_sweep",
+			 "left_behind", r->left_behind >= 0 ? json_integer(r->left_behind) : json_null(), "survivors",
+			 surv, "mockd_exit", mockd_exit, "socket_removed", r->socket_removed || !r->t.nmocks, "errors",
 			 r->teardown_errors);
 }
 
@@ -210,9 +211,9 @@ static json_t *identity_record(struct run *r)
 static json_t *agent_record(struct run *r)
 {
 	return json_pack("{s:s?,s:s?,s:O?,s:s?,s:O?,s:O?,s:I,s:I,s:b,s:O}", "kind", r->t.agent_kind, "descriptor",
-			 r->desc_ok ? r->desc.file : NULL, "argv", r->agent_argv, "session_id", r->session_id, "exit_code",
-			 r->agent_exit_code, "signal", r->agent_signal, "events", (json_int_t)r->events, "stderr_bytes",
-			 (json_int_t)r->stderr_bytes, "timed_out", r->timed_out, "turns", r->turns);
+			 r->desc_ok ? r->desc.file : NULL, "argv", r->agent_argv, "session_id", r->session_id,
+			 "exit_code", r->agent_exit_code, "signal", r->agent_signal, "events", (json_int_t)r->events,
+			 "stderr_bytes", (json_int_t)r->stderr_bytes, "timed_out", r->timed_out, "turns", r->turns);
 }
 
 json_t *run_result_json(struct run *r)
@@ -226,12 +227,13 @@ json_t *run_result_json(struct run *r)
 	json_object_set_new(dur, "total", json_integer((json_int_t)(now_mono_ms() - r->t0)));
 	time_rfc3339_ms(r->started_ms, started);
 	time_rfc3339_ms(now, finished);
-	j = json_pack("{s:i,s:s?,s:s,s:s,s:s,s:s?,s:i,s:s,s:s,s:o,s:o,s:o,s:O,s:O,s:o,s:o,s:o,s:o}", "version", 1, "task_id",
-		      r->t.id, "task_file", r->o->task_file, "run_dir", r->dir, "status", r->status ? r->status : "completed",
-		      "reason", r->reason[0] ? r->reason : NULL, "exit_code", r->exit_code, "started_at", started,
-		      "finished_at", finished, "durations_ms", dur, "agent", agent_record(r), "identity", identity_record(r),
-		      "isolation", r->isolation, "bundles", r->bundles, "mocks", mocks_json(r), "guard", guard_json(r),
-		      "private", private_json(r), "teardown", teardown_json(r));
+	j = json_pack("{s:i,s:s?,s:s,s:s,s:s,s:s?,s:i,s:s,s:s,s:o,s:o,s:o,s:O,s:O,s:o,s:o,s:o,s:o}", "version", 1,
+		      "task_id", r->t.id, "task_file", r->o->task_file, "run_dir", r->dir, "status",
+		      r->status ? r->status : "completed", "reason", r->reason[0] ? r->reason : NULL, "exit_code",
+		      r->exit_code, "started_at", started, "finished_at", finished, "durations_ms", dur, "agent",
+		      agent_record(r), "identity", identity_record(r), "isolation", r->isolation, "bundles", r->bundles,
+		      "mocks", mocks_json(r), "guard", guard_json(r), "private", private_json(r), "teardown",
+		      teardown_json(r));
 	return j;
 }
 

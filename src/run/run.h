@@ -37,7 +37,7 @@ enum run_phase { PH_VALIDATE, PH_STAGE, PH_BUNDLES, PH_MOCKD, PH_GUARD, PH_WORKE
 struct run_opts {
 	const char *task_file;
 	const char *agents_dir; /* --agents: searched last (doc/AGENTS.md) */
-	const char *out;       /* NULL: runs/<id>-<UTC time> */
+	const char *out;        /* NULL: runs/<id>-<UTC time> */
 	void (*log)(const char *line);
 };
 
@@ -47,12 +47,12 @@ struct run {
 	bool task_ok;
 	struct agent_descriptor desc;
 	bool desc_ok;
-	struct diag d;            /* task and staging errors, for the user */
-	char *dir;                /* absolute */
+	struct diag d; /* task and staging errors, for the user */
+	char *dir;     /* absolute */
 	int dfd;
 	char self[PATH_MAX], shim[PATH_MAX];
 	unsigned slot;
-	int slot_fds[4];          /* the slot's id locks (RUN_SLOT_IDS) */
+	int slot_fds[4]; /* the slot's id locks (RUN_SLOT_IDS) */
 	bool slot_taken;
 	uid_t uid, muid;
 	gid_t gid, rgid;
@@ -61,7 +61,7 @@ struct run {
 	/* the outcome: the first failure wins, teardown_failed overrides */
 	const char *status;
 	char reason[1024];
-	char proto_why[256];      /* what was wrong with a frame */
+	char proto_why[256]; /* what was wrong with a frame */
 	int exit_code;
 	/* mockd */
 	pid_t mockd;
@@ -69,7 +69,7 @@ struct run {
 	int mockd_status; /* -1 while running */
 	/* the worker: holder is our child (root, waits for a worker in a pid namespace) */
 	pid_t holder, worker;
-	int worker_pidfd;         /* signals go through it: the worker's pid is not our child's */
+	int worker_pidfd; /* signals go through it: the worker's pid is not our child's */
 	bool pidns, own_proc;
 	int pidns_err, own_proc_err;
 	int sock;
@@ -77,15 +77,15 @@ struct run {
 	struct buf in;
 	int next_id;
 	bool worker_gone, stop_sent;
-	json_t *hello;            /* the worker's hello result */
-	size_t nprobes;           /* paths the worker was asked to fail to open */
+	json_t *hello;  /* the worker's hello result */
+	size_t nprobes; /* paths the worker was asked to fail to open */
 	bool guard_disarmed;
 	/* the agent's view, as absolute paths */
 	char *ws_path, *home_path, *tmp_path, *guard_settings, *guard_marker;
 	struct strv plugin_dirs;
 	/* the agent */
 	json_t *agent_argv;
-	json_t *turns;            /* one record per turn */
+	json_t *turns; /* one record per turn */
 	char *session_id;
 	bool last_turn_timed_out;
 	pid_t agent_pid;

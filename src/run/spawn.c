@@ -97,9 +97,10 @@ static noreturn void mockd_exec(struct run *r, int ready_w, int log_fd)
 {
 	char sock[PATH_MAX], cfg[PATH_MAX], journal[PATH_MAX], uid[16], muid[16], rgid[16];
 	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	char *argv[] = { "proctor", "mockd", "--config", cfg, "--socket", sock, "--socket-group", rgid,
-			 "--socket-mode", "0660", "--journal", journal, "--ready-fd", "3", "--allow-uid", uid,
-			 "--user", muid, "--group", muid, "--groups", rgid, NULL };
+	char *argv[] = { "proctor",        "mockd", "--config",      cfg,    "--socket",  sock,
+			 "--socket-group", rgid,    "--socket-mode", "0660", "--journal", journal,
+			 "--ready-fd",     "3",     "--allow-uid",   uid,    "--user",    muid,
+			 "--group",        muid,    "--groups",      rgid,   NULL };
 	char *env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", NULL };
 
 	run_child_signals();
@@ -177,9 +178,12 @@ static int add_rule(struct drop_opts *o, char *path, enum landlock_kind kind)
 /* The agent's Landlock ruleset (doc/TASK.md, "The agent's view"). Paths are owned by `keep`. */
 static int worker_rules(struct run *r, struct drop_opts *o, struct strv *keep)
 {
-	static const struct { const char *rel; enum landlock_kind kind; } mine[] = {
-		{ "workspace", LANDLOCK_RW }, { "home", LANDLOCK_RW }, { "tmp", LANDLOCK_RW },
-		{ "bin", LANDLOCK_EXEC }, { "bundles", LANDLOCK_EXEC }, { "agent", LANDLOCK_EXEC },
+	static const struct {
+		const char *rel;
+		enum landlock_kind kind;
+	} mine[] = {
+		{ "workspace", LANDLOCK_RW }, { "home", LANDLOCK_RW },      { "tmp", LANDLOCK_RW },
+		{ "bin", LANDLOCK_EXEC },     { "bundles", LANDLOCK_EXEC }, { "agent", LANDLOCK_EXEC },
 	};
 	struct stat st;
 	int err = 0;
@@ -447,7 +451,8 @@ static bool event_ok(json_t *ev)
 	if (!json_is_integer(json_object_get(ev, "turn")))
 		return false;
 	if (!strcmp(k, "stdout"))
-		return json_is_string(json_object_get(ev, "text")) && json_is_boolean(json_object_get(ev, "truncated")) &&
+		return json_is_string(json_object_get(ev, "text")) &&
+		       json_is_boolean(json_object_get(ev, "truncated")) &&
 		       (!json_object_get(ev, "json") || json_is_object(json_object_get(ev, "json")));
 	if (!strcmp(k, "stderr"))
 		return json_is_string(json_object_get(ev, "text"));
@@ -466,7 +471,8 @@ static int handle_frame(struct run *r, json_t *f, int want, json_t **ret)
 		write_event(r, f);
 		return 0;
 	}
-	if (!want || !json_is_integer(id) || json_integer_value(id) != want || !json_is_boolean(json_object_get(f, "ok")))
+	if (!want || !json_is_integer(id) || json_integer_value(id) != want ||
+	    !json_is_boolean(json_object_get(f, "ok")))
 		return -EPROTO;
 	*ret = json_incref(f);
 	return 1;
@@ -545,4 +551,3 @@ void run_worker_lost(struct run *r, int err, const char *during)
 		 err == -ETIMEDOUT ? "did not answer" : "exited", during, tail[0] ? ": " : "", tail);
 	r->worker_gone = err != -ETIMEDOUT;
 }
-

@@ -25,12 +25,14 @@ struct ctx {
 
 #define ERR(c, ...) diag_error((c)->d, __VA_ARGS__)
 
-static const char *const top_keys[] = { "version", "id", "workspace", "agent", "mocks", "guard", "private",
-					"limits", "identity", NULL };
-static const char *const agent_keys[] = { "kind", "command", "args", "prompt", "turns", "env", "env_pass", "plugins",
-					  "ro_paths", NULL };
+static const char *const top_keys[] = { "version", "id",      "workspace", "agent",    "mocks",
+					"guard",   "private", "limits",    "identity", NULL };
+static const char *const agent_keys[] = { "kind", "command",  "args",    "prompt",   "turns",
+					  "env",  "env_pass", "plugins", "ro_paths", NULL };
 static const char *const identity_keys[] = { "agent_uid", "agent_gid", "mockd_uid", "rpc_gid", "slots", NULL };
-static const char *const system_dirs[] = { "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", NULL };
+static const char *const system_dirs[] = {
+	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", NULL
+};
 
 static bool in_list(const char *const *list, const char *s)
 {
@@ -312,8 +314,10 @@ static void parse_agent(struct ctx *c, json_t *a)
 	}
 	check_keys(c, a, agent_keys, "agent");
 	if ((s = get_str(c, json_object_get(a, "kind"), "agent.kind"))) {
-		if (!*s || strlen(s) > 64 || strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-_.") != strlen(s) || s[0] == '.')
-			ERR(c, "%s: agent.kind: '%s' is not an agent descriptor's name (see proctor agents list)", c->file, s);
+		if (!*s || strlen(s) > 64 || strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-_.") != strlen(s) ||
+		    s[0] == '.')
+			ERR(c, "%s: agent.kind: '%s' is not an agent descriptor's name (see proctor agents list)",
+			    c->file, s);
 		else if (!(t->agent_kind = strdup(s)))
 			ERR(c, "%s: out of memory", c->file);
 	}
@@ -334,7 +338,8 @@ static void parse_agent(struct ctx *c, json_t *a)
 		for (size_t j = 0; j < t->env.n; j++)
 			if (!strncmp(t->env.v[j], t->env_pass.v[i], strlen(t->env_pass.v[i])) &&
 			    t->env.v[j][strlen(t->env_pass.v[i])] == '=')
-				ERR(c, "%s: agent.env_pass[%zu]: %s is also set in agent.env", c->file, i, t->env_pass.v[i]);
+				ERR(c, "%s: agent.env_pass[%zu]: %s is also set in agent.env", c->file, i,
+				    t->env_pass.v[i]);
 	parse_plugins(c, json_object_get(a, "plugins"));
 	string_list(c, json_object_get(a, "ro_paths"), "agent.ro_paths", TASK_MAX_RO_PATHS, each_ro_path);
 }
@@ -476,8 +481,8 @@ static void parse_top(struct ctx *c, json_t *j)
 		return; /* another version: its fields may mean other things */
 	if ((s = get_str(c, json_object_get(j, "id"), "id"))) {
 		if (!id_ok(s))
-			ERR(c, "%s: id: '%s' must be 1 to %d of A-Z a-z 0-9 . _ -, not starting with . or -", c->file, s,
-			    TASK_MAX_ID_LEN);
+			ERR(c, "%s: id: '%s' must be 1 to %d of A-Z a-z 0-9 . _ -, not starting with . or -", c->file,
+			    s, TASK_MAX_ID_LEN);
 		else
 			t->id = strdup(s);
 	}
@@ -597,7 +602,8 @@ static void check_hidden(struct ctx *c, const char *path, const char *field, con
 	}
 	for (size_t i = 0; i < views->n; i++)
 		if (beneath(real, views->v[i]))
-			ERR(c, "%s: %s: %s lies inside %s, which the agent can read", c->file, field, path, views->v[i]);
+			ERR(c, "%s: %s: %s lies inside %s, which the agent can read", c->file, field, path,
+			    views->v[i]);
 	free(real);
 }
 
@@ -653,8 +659,10 @@ int task_check_paths(const struct task *t, struct diag *d)
 		if (!(real = realpath(t->argv.v[0], NULL)))
 			ERR(&c, "%s: agent.command[0]: %s: %s", t->file, t->argv.v[0], strerror(errno));
 		else if (!exec_reachable(t, real))
-			ERR(&c, "%s: agent.command[0]: %s is outside the system directories and agent.ro_paths, so the "
-				"agent could not run it", t->file, t->argv.v[0]);
+			ERR(&c,
+			    "%s: agent.command[0]: %s is outside the system directories and agent.ro_paths, so the "
+			    "agent could not run it",
+			    t->file, t->argv.v[0]);
 		free(real);
 	}
 	for (size_t i = 0; i < t->nmocks; i++) {

@@ -39,8 +39,8 @@ struct task_mock {
 };
 
 struct task {
-	char *file;           /* as given */
-	char *dir;            /* the task file's directory, absolute */
+	char *file; /* as given */
+	char *dir;  /* the task file's directory, absolute */
 	char *id;
 	char *workspace_from; /* absolute, or NULL: an empty workspace */
 	char *agent_kind;     /* a descriptor's name (doc/AGENTS.md) */
@@ -55,7 +55,7 @@ struct task {
 	struct strv ro_paths;
 	struct task_mock mocks[TASK_MAX_MOCKS];
 	size_t nmocks;
-	int guard_harness; /* enum harness, -1 for none (guard: false), TASK_GUARD_DEFAULT when absent */
+	int guard_harness;         /* enum harness, -1 for none (guard: false), TASK_GUARD_DEFAULT when absent */
 	struct strv private_paths; /* absolute */
 	unsigned timeout_s;
 	unsigned turn_timeout_s; /* 0: the whole timeout_s */

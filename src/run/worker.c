@@ -32,8 +32,8 @@
 /* One turn: one agent process (the CLIs run one turn per process and resume by session id). */
 struct turn {
 	int n;
-	json_t *req_id;     /* the communicate request we answer at the end of the turn */
-	pid_t pid;          /* 0: no process */
+	json_t *req_id; /* the communicate request we answer at the end of the turn */
+	pid_t pid;      /* 0: no process */
 	int out_fd, err_fd, in_fd;
 	char *stdin_data;
 	size_t stdin_len, stdin_off;
@@ -46,14 +46,14 @@ struct turn {
 struct worker {
 	int sock, sigfd;
 	const unsigned char *nonce;
-	struct buf in;      /* frames from the orchestrator */
+	struct buf in; /* frames from the orchestrator */
 	bool started, stopped;
 	char *cwd;
 	struct events_rules rules;
-	struct turn turn;   /* the current or last turn */
-	bool turn_live;     /* a communicate is pending */
-	struct buf line;    /* the agent's current stdout line */
-	bool line_cut;      /* the current line passed the limit: the rest is dropped */
+	struct turn turn; /* the current or last turn */
+	bool turn_live;   /* a communicate is pending */
+	struct buf line;  /* the agent's current stdout line */
+	bool line_cut;    /* the current line passed the limit: the rest is dropped */
 	struct buf *why;
 };
 
@@ -132,7 +132,8 @@ static int emit_line(struct worker *w, const char *s, size_t n, bool truncated)
 		w->turn.ev.lines++;
 	if (w->turn.ev.ended && !w->turn.end_seen_at)
 		w->turn.end_seen_at = now_mono_ms();
-	frame = json_pack("{s:s,s:i,s:o,s:b}", "event", "stdout", "turn", w->turn.n, "text", text, "truncated", truncated);
+	frame = json_pack("{s:s,s:i,s:o,s:b}", "event", "stdout", "turn", w->turn.n, "text", text, "truncated",
+			  truncated);
 	if (frame && ev)
 		json_object_set_new(frame, "json", ev);
 	else
@@ -194,8 +195,8 @@ static int read_agent(struct worker *w, int *fd, bool is_stdout)
 	if (is_stdout)
 		return stdout_feed(w, chunk, (size_t)n);
 	text = text_json(chunk, (size_t)n);
-	return text ? send_json(w, json_pack("{s:s,s:i,s:o}", "event", "stderr", "turn", w->turn.n, "text", text))
-		    : -ENOMEM;
+	return text ? send_json(w, json_pack("{s:s,s:i,s:o}", "event", "stderr", "turn", w->turn.n, "text", text)) :
+		      -ENOMEM;
 }
 
 static void write_stdin(struct turn *t)
@@ -271,11 +272,13 @@ static json_t *turn_answer(struct worker *w)
 	} else if (w->rules.framing == EVENTS_JSON_LINES && !ev->ended) {
 		type = "agent_crashed";
 		if (!ev->recognised)
-			snprintf(msg, sizeof(msg), "turn %d: no recognisable event in %llu lines (the event format may have "
-						   "changed)", t->n, ev->lines);
+			snprintf(msg, sizeof(msg),
+				 "turn %d: no recognisable event in %llu lines (the event format may have "
+				 "changed)",
+				 t->n, ev->lines);
 		else
-			snprintf(msg, sizeof(msg), "turn %d: the agent exited (%s %d) without the end-of-turn event", t->n,
-				 WIFEXITED(t->status) ? "status" : "signal",
+			snprintf(msg, sizeof(msg), "turn %d: the agent exited (%s %d) without the end-of-turn event",
+				 t->n, WIFEXITED(t->status) ? "status" : "signal",
 				 WIFEXITED(t->status) ? WEXITSTATUS(t->status) : WTERMSIG(t->status));
 	}
 	if (type) {
@@ -384,8 +387,9 @@ static json_t *probe(json_t *paths)
 static int m_hello(struct worker *w, json_t *params, json_t **ret, struct werr *e)
 {
 	json_t *x = json_object_get(params, "expect");
-	struct identity_expect want = { .uid = true, .gid = true, .groups = true, .no_caps = true, .nnp = true,
-					.landlock = true };
+	struct identity_expect want = {
+		.uid = true, .gid = true, .groups = true, .no_caps = true, .nnp = true, .landlock = true
+	};
 	struct identity id;
 	const char *field;
 	char *report = NULL;
@@ -473,8 +477,7 @@ static char *find_program(const char *name, char **env)
 
 /* In the agent's process: its own group, pipes on 0-1-2, nothing else inherited, then exec. A
  * failure is reported as an errno on `errfd`. */
-static noreturn void agent_exec(const char *prog, char **argv, char **env, const char *cwd, int pipes[3][2],
-				int errfd)
+static noreturn void agent_exec(const char *prog, char **argv, char **env, const char *cwd, int pipes[3][2], int errfd)
 {
 	sigset_t none;
 	int msg[2] = { 0, 0 }; /* step (0 set up, 1 chdir, 2 exec), errno */
@@ -582,13 +585,17 @@ static int m_communicate(struct worker *w, json_t *params, json_t **ret, struct 
 	e->type = "config_error";
 	if (!w->started || w->turn_live)
 		snprintf(e->msg, sizeof(e->msg), "communicate: %s", w->turn_live ? "a turn is running" : "no session");
-	else if (!argv || !env || !json_is_integer(turn) || !json_is_integer(tmo) || (in && !json_is_string(in) && !json_is_null(in)))
+	else if (!argv || !env || !json_is_integer(turn) || !json_is_integer(tmo) ||
+		 (in && !json_is_string(in) && !json_is_null(in)))
 		snprintf(e->msg, sizeof(e->msg), "communicate: params need turn, argv, env, timeout_ms, stdin");
 	else if (!(prog = find_program(argv[0], env)))
 		snprintf(e->msg, sizeof(e->msg), "%s: not found on the agent's PATH", argv[0]);
 	else {
 		events_turn_free(&t->ev);
-		*t = (struct turn){ .n = (int)json_integer_value(turn), .out_fd = -1, .err_fd = -1, .in_fd = -1,
+		*t = (struct turn){ .n = (int)json_integer_value(turn),
+				    .out_fd = -1,
+				    .err_fd = -1,
+				    .in_fd = -1,
 				    .deadline = now_mono_ms() + (uint64_t)json_integer_value(tmo) };
 		buf_reset(&w->line);
 		w->line_cut = false;
@@ -733,8 +740,10 @@ static int read_requests(struct worker *w)
 static int loop_once(struct worker *w)
 {
 	struct turn *t = &w->turn;
-	struct pollfd p[5] = { { .fd = w->sock, .events = POLLIN }, { .fd = w->sigfd, .events = POLLIN },
-			       { .fd = t->out_fd, .events = POLLIN }, { .fd = t->err_fd, .events = POLLIN },
+	struct pollfd p[5] = { { .fd = w->sock, .events = POLLIN },
+			       { .fd = w->sigfd, .events = POLLIN },
+			       { .fd = t->out_fd, .events = POLLIN },
+			       { .fd = t->err_fd, .events = POLLIN },
 			       { .fd = t->in_fd, .events = POLLOUT } };
 	int timeout = w->turn_live ? 20 : -1, r = 0;
 
@@ -757,8 +766,9 @@ static int loop_once(struct worker *w)
 
 int worker_serve(int sock, const unsigned char nonce[FRAME_NONCE_LEN], struct buf *why)
 {
-	struct worker w = { .sock = sock, .nonce = nonce, .why = why,
-			    .turn = { .out_fd = -1, .err_fd = -1, .in_fd = -1 } };
+	struct worker w = {
+		.sock = sock, .nonce = nonce, .why = why, .turn = { .out_fd = -1, .err_fd = -1, .in_fd = -1 }
+	};
 	sigset_t chld;
 	int r = 0;
 

@@ -10,8 +10,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct agent_descriptor a;
 	struct strv dirs = { 0 }, out = { 0 };
-	struct agent_vars v = { .prompt = "p", .session_id = "s", .workspace = "/w", .home = "/h", .tmp = "/t",
-				.guard_settings = "/g", .guard_marker = "/m", .exe = "/e", .turn = 1 };
+	struct agent_vars v = { .prompt = "p",
+				.session_id = "s",
+				.workspace = "/w",
+				.home = "/h",
+				.tmp = "/t",
+				.guard_settings = "/g",
+				.guard_marker = "/m",
+				.exe = "/e",
+				.turn = 1 };
 	const char *why;
 	struct diag d;
 

@@ -88,7 +88,8 @@ static char *declared_digest(json_t *root)
 			goto out;
 	manifest_sort(m);
 	json_array_foreach(exec, i, v) {
-		struct bundle_file *f = (struct bundle_file *)manifest_file(m, json_is_string(v) ? json_string_value(v) : "");
+		struct bundle_file *f =
+			(struct bundle_file *)manifest_file(m, json_is_string(v) ? json_string_value(v) : "");
 
 		if (f)
 			f->exec = true;

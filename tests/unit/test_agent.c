@@ -6,10 +6,10 @@
 #include "../../src/agent/descriptor.h"
 #include "../../src/agent/events.h"
 
-#define STREAM_EVENTS                                                                                            \
-	"\"events\":{\"framing\":\"json_lines\",\"end\":{\"type\":\"result\"},\"failed\":{\"is_error\":true},"      \
-	"\"session_id\":{\"when\":{\"type\":\"system\",\"subtype\":\"init\"},\"field\":\"session_id\"},"            \
-	"\"usage\":{\"when\":{\"type\":\"result\"},\"field\":\"usage\"},"                                            \
+#define STREAM_EVENTS                                                                                          \
+	"\"events\":{\"framing\":\"json_lines\",\"end\":{\"type\":\"result\"},\"failed\":{\"is_error\":true}," \
+	"\"session_id\":{\"when\":{\"type\":\"system\",\"subtype\":\"init\"},\"field\":\"session_id\"},"       \
+	"\"usage\":{\"when\":{\"type\":\"result\"},\"field\":\"usage\"},"                                      \
 	"\"error\":{\"when\":{\"type\":\"result\",\"is_error\":true},\"field\":\"result\"}}"
 
 static const char good[] =
@@ -36,8 +36,12 @@ static void test_descriptor__loads_and_expands(void **state)
 {
 	struct agent_descriptor a;
 	struct strv plugins = { 0 }, args = { 0 }, argv = { 0 };
-	struct agent_vars v = { .prompt = "fix it", .tmp = "/r/tmp", .home = "/r/home", .guard_settings = "/r/guard/s.json",
-				.plugin_dirs = &plugins, .task_args = &args };
+	struct agent_vars v = { .prompt = "fix it",
+				.tmp = "/r/tmp",
+				.home = "/r/home",
+				.guard_settings = "/r/guard/s.json",
+				.plugin_dirs = &plugins,
+				.task_args = &args };
 	const char *why = NULL;
 	char *s = NULL;
 
@@ -79,26 +83,45 @@ static void test_descriptor__loads_and_expands(void **state)
 
 static void test_descriptor__errors_name_file_and_key(void **state)
 {
-	static const struct { const char *text, *want; } cases[] = {
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
 		{ "[]", "/a/x.json: must be a JSON object" },
 		{ "{\"version\":1", "/a/x.json:1:12: invalid JSON" },
-		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"},\"colour\":1}", "colour: unknown key" },
-		{ "{\"version\":2,\"name\":\"a\",\"argv\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"}}", "version: must be 1" },
-		{ "{\"version\":1,\"name\":\"A B\",\"argv\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"}}", "name: must be" },
-		{ "{\"version\":1,\"name\":\"a\",\"argv\":[],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"}}", "argv: must be a list of 1 to" },
-		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"{promt}\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"}}", "argv[0]: an unknown placeholder" },
-		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x{\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"}}", "argv[0]: an unclosed" },
-		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\",\"{session_id}\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"}}", "argv[1]: a placeholder that is not allowed here" },
-		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"--x={task_args}\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"}}", "argv[0]: a list placeholder that is not a whole element" },
-		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\"],\"prompt\":\"argument\",\"events\":{\"framing\":\"lines\"}}", "argv: \"prompt\" is \"argument\" but no element has {prompt}" },
-		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\"],\"argv_resume\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"}}", "argv_resume: resuming needs {session_id}" },
-		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"xml\"}}", "events.framing: must be" },
-		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"json_lines\"}}", "events.end: JSON-lines agents must say" },
-		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\",\"end\":{\"a\":{}}}}", "events.end: must be an object of scalars" },
-		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\",\"usage\":{\"when\":{\"t\":1}}}}", "events.usage: \"field\" must be" },
-		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"},\"env\":{\"PATH\":\"/x\"}}", "env.PATH: not a name" },
-		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"},\"guard\":\"vim\"}", "guard: must be" },
-		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"},\"guard\":\"codex\"}", "guard_arg: a guard harness needs" },
+		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"},\"colour\":1}",
+		  "colour: unknown key" },
+		{ "{\"version\":2,\"name\":\"a\",\"argv\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"}}",
+		  "version: must be 1" },
+		{ "{\"version\":1,\"name\":\"A B\",\"argv\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"}}",
+		  "name: must be" },
+		{ "{\"version\":1,\"name\":\"a\",\"argv\":[],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"}}",
+		  "argv: must be a list of 1 to" },
+		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"{promt}\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"}}",
+		  "argv[0]: an unknown placeholder" },
+		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x{\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"}}",
+		  "argv[0]: an unclosed" },
+		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\",\"{session_id}\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"}}",
+		  "argv[1]: a placeholder that is not allowed here" },
+		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"--x={task_args}\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"}}",
+		  "argv[0]: a list placeholder that is not a whole element" },
+		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\"],\"prompt\":\"argument\",\"events\":{\"framing\":\"lines\"}}",
+		  "argv: \"prompt\" is \"argument\" but no element has {prompt}" },
+		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\"],\"argv_resume\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"}}",
+		  "argv_resume: resuming needs {session_id}" },
+		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"xml\"}}",
+		  "events.framing: must be" },
+		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"json_lines\"}}",
+		  "events.end: JSON-lines agents must say" },
+		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\",\"end\":{\"a\":{}}}}",
+		  "events.end: must be an object of scalars" },
+		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\",\"usage\":{\"when\":{\"t\":1}}}}",
+		  "events.usage: \"field\" must be" },
+		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"},\"env\":{\"PATH\":\"/x\"}}",
+		  "env.PATH: not a name" },
+		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"},\"guard\":\"vim\"}",
+		  "guard: must be" },
+		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"},\"guard\":\"codex\"}",
+		  "guard_arg: a guard harness needs" },
 	};
 
 	(void)state;
@@ -128,7 +151,8 @@ static void test_events__stream_json_turn(void **state)
 	feed(&a.events, &t, "{\"type\":\"assistant\",\"message\":{}}");
 	assert_false(t.ended);
 	assert_string_equal(t.session_id, "abc");
-	feed(&a.events, &t, "{\"type\":\"result\",\"is_error\":true,\"result\":\"boom\",\"usage\":{\"output_tokens\":3}}");
+	feed(&a.events, &t,
+	     "{\"type\":\"result\",\"is_error\":true,\"result\":\"boom\",\"usage\":{\"output_tokens\":3}}");
 	assert_true(t.ended);
 	assert_true(t.failed);
 	assert_string_equal(t.error, "boom");

@@ -22,12 +22,13 @@ static struct mock_service *load(const char *json)
 	return s;
 }
 
-static const char shadowed[] = "{\"version\":1,\"responses\":["
-	"{\"argv\":[\"or\",\"jobs\"],\"match_mode\":\"subset\"},"                 /* 0: 2 tokens */
+static const char shadowed[] =
+	"{\"version\":1,\"responses\":["
+	"{\"argv\":[\"or\",\"jobs\"],\"match_mode\":\"subset\"},"                               /* 0: 2 tokens */
 	"{\"argv\":[\"or\",\"jobs\",\"get\",\"--output\",\"json\"],\"match_mode\":\"subset\"}," /* 1: 3, shadowed by 0 */
-	"{\"argv\":[\"x\"]},"                                                    /* 2: exact */
-	"{\"argv\":[\"or\",\"folders\",\"list\"],\"match_mode\":\"subset\"},"     /* 3: 3 */
-	"{\"argv\":[\"q\",\"r\",\"s\",\"t\"],\"match_mode\":\"subset\"}]}";      /* 4: 4 */
+	"{\"argv\":[\"x\"]},"                                                                   /* 2: exact */
+	"{\"argv\":[\"or\",\"folders\",\"list\"],\"match_mode\":\"subset\"},"                   /* 3: 3 */
+	"{\"argv\":[\"q\",\"r\",\"s\",\"t\"],\"match_mode\":\"subset\"}]}";                     /* 4: 4 */
 
 static void test_analyze__shadowed_subset_rule_found(void **state)
 {

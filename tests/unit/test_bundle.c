@@ -152,8 +152,8 @@ static void test_bundle__link_through_a_linked_directory(void **state)
 	mkdir(out, 0755);
 	mkd("skills");
 	scratch_file("outside/secret", "s");
-	ln("../outside", "skills/escape");         /* lexically outside: refused itself */
-	ln("escape/secret", "skills/through");     /* lexically inside, but through that link */
+	ln("../outside", "skills/escape");     /* lexically outside: refused itself */
+	ln("escape/secret", "skills/through"); /* lexically inside, but through that link */
 	assert_string_equal(walk_errors(),
 			    "skills/escape: symlink points outside the allowed entries (-> ../outside)|"
 			    "skills/through: symlink resolves outside the allowed entries (-> escape/secret)");
@@ -184,14 +184,20 @@ static void test_bundle__digest_canonical_form_is_pinned(void **state)
 	char *text = NULL;
 
 	(void)state;
-	assert_int_equal(manifest_add_file(&m, "skills/b.md", "ab0000000000000000000000000000000000000000000000000000000000cdef"), 0);
-	assert_int_equal(manifest_add_file(&m, "agents/a.md", "0000000000000000000000000000000000000000000000000000000000000001"), 0);
+	assert_int_equal(manifest_add_file(&m, "skills/b.md",
+					   "ab0000000000000000000000000000000000000000000000000000000000cdef"),
+			 0);
+	assert_int_equal(manifest_add_file(&m, "agents/a.md",
+					   "0000000000000000000000000000000000000000000000000000000000000001"),
+			 0);
 	assert_int_equal(manifest_add_link(&m, "skills/l", "b.md"), 0);
 	manifest_sort(&m);
 	assert_int_equal(manifest_canonical(&m, &text), 0);
-	assert_string_equal(text, "{\"files\":{\"agents/a.md\":\"0000000000000000000000000000000000000000000000000000000000000001\","
-				  "\"skills/b.md\":\"ab0000000000000000000000000000000000000000000000000000000000cdef\"},"
-				  "\"symlinks\":{\"skills/l\":\"b.md\"}}");
+	assert_string_equal(
+		text,
+		"{\"files\":{\"agents/a.md\":\"0000000000000000000000000000000000000000000000000000000000000001\","
+		"\"skills/b.md\":\"ab0000000000000000000000000000000000000000000000000000000000cdef\"},"
+		"\"symlinks\":{\"skills/l\":\"b.md\"}}");
 	assert_int_equal(manifest_digest(&m), 0);
 	/* sha256 of the text above, computed independently (sha256sum) */
 	assert_string_equal(m.digest, "bf62d5b1b684a351d9b0cf9c1b83c1ed6b3abc9c18352cc27fdbd609f6a276f9");
@@ -203,7 +209,6 @@ static void test_bundle__digest_canonical_form_is_pinned(void **state)
 	free(m.links[0].target);
 	free(m.links);
 }
-
 
 static const char *esc(const char *s)
 {
@@ -226,10 +231,12 @@ static void test_bundle__names_are_escaped_in_messages(void **state)
 	assert_string_equal(esc("\x1b]0;pwn\a"), "\\x1b]0;pwn\\x07");
 	assert_string_equal(esc("back\\slash\x7f"), "back\\\\slash\\x7f");
 	assert_string_equal(esc("caf\xc3\xa9 \xe2\x9c\x93"), "caf\xc3\xa9 \xe2\x9c\x93"); /* printable UTF-8 kept */
-	assert_string_equal(esc("csi\xc2\x9b" "31m"), "csi\\u009b31m");                /* 8-bit CSI */
-	assert_string_equal(esc("txt.\xe2\x80\xaegpj.sh"), "txt.\\u202egpj.sh");       /* RIGHT-TO-LEFT OVERRIDE */
-	assert_string_equal(esc("bad\xff\xc3("), "bad\\xff\\xc3(");                   /* invalid UTF-8 */
-	assert_string_equal(esc("\xed\xa0\x80"), "\\xed\\xa0\\x80");                  /* a surrogate */
+	assert_string_equal(esc("csi\xc2\x9b"
+				"31m"),
+			    "csi\\u009b31m");                                    /* 8-bit CSI */
+	assert_string_equal(esc("txt.\xe2\x80\xaegpj.sh"), "txt.\\u202egpj.sh"); /* RIGHT-TO-LEFT OVERRIDE */
+	assert_string_equal(esc("bad\xff\xc3("), "bad\\xff\\xc3(");              /* invalid UTF-8 */
+	assert_string_equal(esc("\xed\xa0\x80"), "\\xed\\xa0\\x80");             /* a surrogate */
 	diag_init(&d);
 	bundle_diag(&d, "%s: %s", "skills/x\n\x1b[2J", "why");
 	assert_int_equal(d.errors, 1);
@@ -448,15 +455,20 @@ static void test_bundle__digest_with_executables_is_pinned(void **state)
 	char *text = NULL;
 
 	(void)state;
-	assert_int_equal(manifest_add_file(&m, "skills/run.sh", "ab0000000000000000000000000000000000000000000000000000000000cdef"), 0);
-	assert_int_equal(manifest_add_file(&m, "agents/a.md", "0000000000000000000000000000000000000000000000000000000000000001"), 0);
+	assert_int_equal(manifest_add_file(&m, "skills/run.sh",
+					   "ab0000000000000000000000000000000000000000000000000000000000cdef"),
+			 0);
+	assert_int_equal(manifest_add_file(&m, "agents/a.md",
+					   "0000000000000000000000000000000000000000000000000000000000000001"),
+			 0);
 	m.files[0].exec = true;
 	manifest_sort(&m);
 	assert_int_equal(manifest_canonical(&m, &text), 0);
-	assert_string_equal(text, "{\"executable\":[\"skills/run.sh\"],"
-				  "\"files\":{\"agents/a.md\":\"0000000000000000000000000000000000000000000000000000000000000001\","
-				  "\"skills/run.sh\":\"ab0000000000000000000000000000000000000000000000000000000000cdef\"},"
-				  "\"symlinks\":{}}");
+	assert_string_equal(
+		text, "{\"executable\":[\"skills/run.sh\"],"
+		      "\"files\":{\"agents/a.md\":\"0000000000000000000000000000000000000000000000000000000000000001\","
+		      "\"skills/run.sh\":\"ab0000000000000000000000000000000000000000000000000000000000cdef\"},"
+		      "\"symlinks\":{}}");
 	assert_int_equal(manifest_digest(&m), 0);
 	/* sha256 of the text above, computed independently (sha256sum) */
 	assert_string_equal(m.digest, "e0f5c2c82f8258b408805803c47ce1cd274e9c37b884c14db6de954b9df1cd1f");
@@ -471,8 +483,14 @@ static void test_bundle__digest_with_executables_is_pinned(void **state)
 static void test_bundle__load_refuses_names_outside_the_bundle(void **state)
 {
 	static const char *const bad[][2] = {
-		{ "../../etc/passwd", NULL }, { "/etc/passwd", NULL }, { "a//b", NULL }, { "a/./b", NULL },
-		{ "a/", NULL }, { "", NULL }, { "ok.md", "ok.md" }, { NULL, "../out" },
+		{ "../../etc/passwd", NULL },
+		{ "/etc/passwd", NULL },
+		{ "a//b", NULL },
+		{ "a/./b", NULL },
+		{ "a/", NULL },
+		{ "", NULL },
+		{ "ok.md", "ok.md" },
+		{ NULL, "../out" },
 	};
 	const char sum[] = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
@@ -523,10 +541,11 @@ int main(void)
 						bundle_teardown),
 		cmocka_unit_test_setup_teardown(test_bundle__count_and_depth_limits, scratch_setup, bundle_teardown),
 		cmocka_unit_test_setup_teardown(test_bundle__hard_links_are_refused, scratch_setup, bundle_teardown),
-		cmocka_unit_test_setup_teardown(test_bundle__staged_tree_catches_a_link_checked_against_a_changing_source,
+		cmocka_unit_test_setup_teardown(
+			test_bundle__staged_tree_catches_a_link_checked_against_a_changing_source, scratch_setup,
+			bundle_teardown),
+		cmocka_unit_test_setup_teardown(test_bundle__build_stages_executables_0555_and_hashes_once,
 						scratch_setup, bundle_teardown),
-		cmocka_unit_test_setup_teardown(test_bundle__build_stages_executables_0555_and_hashes_once, scratch_setup,
-						bundle_teardown),
 		cmocka_unit_test(test_bundle__canonical_form_fails_closed),
 		cmocka_unit_test(test_bundle__digest_with_executables_is_pinned),
 		cmocka_unit_test(test_bundle__load_refuses_names_outside_the_bundle),

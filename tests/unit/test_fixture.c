@@ -30,10 +30,11 @@ static void expect_fixture_error(const char *json, const char *needle)
 
 static void test_fixture__loads_all_fields(void **state)
 {
-	const char *p = scratch_file("ok.json", "{\"version\":1,\"expected_calls\":[],\"responses\":["
-						"{\"argv\":[\"a\"],\"exit_code\":3,\"stdout\":\"o\",\"stderr\":\"e\",\"x\":1},"
-						"{\"argv\":[\"b\"],\"match_mode\":\"subset\"}],"
-						"\"default\":{\"exit_code\":0,\"stdout\":\"[]\\n\"},\"noise_flags\":[\"--fmt\"]}");
+	const char *p = scratch_file("ok.json",
+				     "{\"version\":1,\"expected_calls\":[],\"responses\":["
+				     "{\"argv\":[\"a\"],\"exit_code\":3,\"stdout\":\"o\",\"stderr\":\"e\",\"x\":1},"
+				     "{\"argv\":[\"b\"],\"match_mode\":\"subset\"}],"
+				     "\"default\":{\"exit_code\":0,\"stdout\":\"[]\\n\"},\"noise_flags\":[\"--fmt\"]}");
 	struct fixture *f = NULL;
 	struct diag d;
 
@@ -82,8 +83,9 @@ static void test_fixture__argv_not_string_list(void **state)
 static void test_fixture__bad_match_mode(void **state)
 {
 	(void)state;
-	expect_fixture_error("{\"version\":1,\"responses\":[{\"argv\":[\"a\"],\"match_mode\":\"prefix\"}]}",
-			     "responses[0].match_mode: must be \"exact\", \"normalized\" or \"subset\", got \"prefix\"");
+	expect_fixture_error(
+		"{\"version\":1,\"responses\":[{\"argv\":[\"a\"],\"match_mode\":\"prefix\"}]}",
+		"responses[0].match_mode: must be \"exact\", \"normalized\" or \"subset\", got \"prefix\"");
 }
 
 static void test_fixture__exit_code_out_of_range(void **state)
@@ -128,7 +130,8 @@ static void test_fixture__output_over_limit(void **state)
 	memset(p, 'e', n);
 	p += n;
 	sprintf(p, "\"}]}");
-	expect_fixture_error(json, "responses[1]: stdout and stderr together are 524290 bytes, over the 524288 byte limit");
+	expect_fixture_error(json,
+			     "responses[1]: stdout and stderr together are 524290 bytes, over the 524288 byte limit");
 	free(json);
 }
 
@@ -227,16 +230,19 @@ static void test_config__bad_entries(void **state)
 	expect_config_error("{\"version\":1,\"tools\":[]}", "tools: must be a non-empty list");
 	expect_config_error("{\"version\":1,\"tools\":[{\"tool\":\"a/b\",\"fixture\":\"f\"}]}",
 			    "tools[0].tool: must be a bare executable name");
-	expect_config_error("{\"version\":1,\"tools\":[{\"tool\":\"u\",\"fixture\":\"f\"},{\"tool\":\"u\",\"fixture\":\"g\"}]}",
-			    "tools[1].tool: duplicate tool \"u\"");
+	expect_config_error(
+		"{\"version\":1,\"tools\":[{\"tool\":\"u\",\"fixture\":\"f\"},{\"tool\":\"u\",\"fixture\":\"g\"}]}",
+		"tools[1].tool: duplicate tool \"u\"");
 	expect_config_error("{\"version\":1,\"tools\":[{\"tool\":\"u\",\"fixture\":\"f\",\"max_requests\":0}]}",
 			    "tools[0].max_requests: must be an integer from 1");
-	expect_config_error("{\"version\":1,\"tools\":[{\"tool\":\"u\",\"fixture\":\"f\",\"passthrough_argv_prefixes\":[[]]}]}",
-			    "tools[0].passthrough_argv_prefixes[0]: must be a list of 1 to 8 non-empty strings");
+	expect_config_error(
+		"{\"version\":1,\"tools\":[{\"tool\":\"u\",\"fixture\":\"f\",\"passthrough_argv_prefixes\":[[]]}]}",
+		"tools[0].passthrough_argv_prefixes[0]: must be a list of 1 to 8 non-empty strings");
 	expect_config_error("{\"version\":1,\"tools\":[{\"tool\":\"u\",\"fixture\":\"f\","
 			    "\"passthrough_argv_prefixes\":[[\"a\"],[\"a\"]]}]}",
 			    "tools[0].passthrough_argv_prefixes[1]: duplicate prefix");
-	expect_config_error("{\"version\":1,\"tools\":[{\"tool\":\"u\"}]}", "tools[0].fixture: must be a non-empty path");
+	expect_config_error("{\"version\":1,\"tools\":[{\"tool\":\"u\"}]}",
+			    "tools[0].fixture: must be a non-empty path");
 	expect_config_error("{\"version\":3,\"tools\":[{\"tool\":\"u\",\"fixture\":\"f\"}]}", "version: must be 1");
 }
 

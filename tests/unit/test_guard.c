@@ -95,9 +95,10 @@ static void test_guard__verdict_table(void **state)
 		p = json_pack("{s:s,s:s,s:{s:s}}", "tool_name", "Bash", "cwd", root, "tool_input", "command", cmd);
 		guard_decide(&m, p, &v);
 		rows++;
-		if ((cols[2][0] == 'D') != v.deny || (v.deny && strcmp(cols[3], "-") && !strstr(v.reason, expand(cols[3])))) {
-			print_message("row %zu [%s] %s: expected %s / %s, got %s%s\n", rows, cols[0], cols[5], cols[2], cols[3],
-				      v.deny ? "deny: " : "allow", v.deny ? v.reason : "");
+		if ((cols[2][0] == 'D') != v.deny ||
+		    (v.deny && strcmp(cols[3], "-") && !strstr(v.reason, expand(cols[3])))) {
+			print_message("row %zu [%s] %s: expected %s / %s, got %s%s\n", rows, cols[0], cols[5], cols[2],
+				      cols[3], v.deny ? "deny: " : "allow", v.deny ? v.reason : "");
 			bad++;
 		}
 		for (size_t i = 0; i < nt; i++)
@@ -152,18 +153,23 @@ static void decide_tool(const char *json_text, bool expect_deny, const char *why
 static void test_guard__write_tools(void **state)
 {
 	(void)state;
-	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"@R/a.txt\",\"content\":\"x\"}}", false, NULL);
-	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"rel/b.txt\"}}", false, NULL);
+	decide_tool(
+		"{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"@R/a.txt\",\"content\":\"x\"}}",
+		false, NULL);
+	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"rel/b.txt\"}}", false,
+		    NULL);
 	decide_tool("{\"tool_name\":\"Edit\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/etc/hosts\"}}", true,
 		    "Edit /etc/hosts: outside the allowed roots");
-	decide_tool("{\"tool_name\":\"MultiEdit\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"@R/outlink/x\"}}", true,
-		    "outside");
-	decide_tool("{\"tool_name\":\"NotebookEdit\",\"cwd\":\"@R\",\"tool_input\":{\"notebook_path\":\"/tmp/n.ipynb\"}}",
+	decide_tool("{\"tool_name\":\"MultiEdit\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"@R/outlink/x\"}}",
 		    true, "outside");
+	decide_tool(
+		"{\"tool_name\":\"NotebookEdit\",\"cwd\":\"@R\",\"tool_input\":{\"notebook_path\":\"/tmp/n.ipynb\"}}",
+		true, "outside");
 	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"@R/sub/../../x\"}}", true,
 		    "outside");
-	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"@R/.claude/settings.local.json\"}}",
-		    true, "guard's own files");
+	decide_tool(
+		"{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"@R/.claude/settings.local.json\"}}",
+		true, "guard's own files");
 	/* a sibling whose name starts with the root's is outside: a root is a directory, not a prefix */
 	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"@R-evil/x\"}}", true,
 		    "Write @R-evil/x: outside the allowed roots");
@@ -171,31 +177,47 @@ static void test_guard__write_tools(void **state)
 	decide_tool("{\"tool_name\":\"Bash\",\"cwd\":\"@R\",\"tool_input\":{\"command\":\"echo x > ../ws2/y\"}}", true,
 		    "outside");
 	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{}}", true, "no file_path");
-	decide_tool("{\"tool_name\":\"Read\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/etc/shadow\"}}", false, NULL);
+	decide_tool("{\"tool_name\":\"Read\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/etc/shadow\"}}", false,
+		    NULL);
 	/* through a dangling link, a write creates its target outside */
-	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"@R/danglink\"}}", true, "outside");
-	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/dev/null\"}}", false, NULL);
-	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/dev/fd/../../@O/x\"}}", true, "outside");
-	/* only /dev/fd/N itself is a standard stream: below it is the directory an fd names */
-	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/dev/fd/3/x\"}}", true, NULL);
-	decide_tool("{\"tool_name\":\"Bash\",\"cwd\":\"@R\",\"tool_input\":{\"command\":\"exec 3</etc; echo x > /dev/fd/3/passwd\"}}",
-		    true, NULL);
-	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/dev/fd/1x\"}}", true, NULL);
-	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/dev/fd/2\"}}", false, NULL);
-	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"@R/.claude/settings.json\"}}", true,
-		    "guard's own files");
-	/* unknown (MCP) tools: judged by the paths in their input */
-	decide_tool("{\"tool_name\":\"mcp__fs__write_file\",\"cwd\":\"@R\",\"tool_input\":{\"path\":\"@O/m\",\"content\":\"x\"}}",
-		    true, "mcp__fs__write_file @O/m: outside");
-	decide_tool("{\"tool_name\":\"mcp__x__y\",\"cwd\":\"@R\",\"tool_input\":{\"opts\":{\"outputDir\":\"outlink\"}}}", true,
+	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"@R/danglink\"}}", true,
 		    "outside");
-	decide_tool("{\"tool_name\":\"mcp__x__y\",\"cwd\":\"@R\",\"tool_input\":{\"files\":[\"a.txt\",\"@O/z\"]}}", true, "outside");
-	decide_tool("{\"tool_name\":\"mcp__fs__write_file\",\"cwd\":\"@R\",\"tool_input\":{\"path\":\"sub/m\",\"text\":\"/etc/x\"}}",
-		    false, NULL);
-	decide_tool("{\"tool_name\":\"WebFetch\",\"cwd\":\"@R\",\"tool_input\":{\"url\":\"https://x\",\"path\":\"/etc\"}}", false, NULL);
+	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/dev/null\"}}", false,
+		    NULL);
+	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/dev/fd/../../@O/x\"}}",
+		    true, "outside");
+	/* only /dev/fd/N itself is a standard stream: below it is the directory an fd names */
+	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/dev/fd/3/x\"}}", true,
+		    NULL);
+	decide_tool(
+		"{\"tool_name\":\"Bash\",\"cwd\":\"@R\",\"tool_input\":{\"command\":\"exec 3</etc; echo x > /dev/fd/3/passwd\"}}",
+		true, NULL);
+	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/dev/fd/1x\"}}", true,
+		    NULL);
+	decide_tool("{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"/dev/fd/2\"}}", false,
+		    NULL);
+	decide_tool(
+		"{\"tool_name\":\"Write\",\"cwd\":\"@R\",\"tool_input\":{\"file_path\":\"@R/.claude/settings.json\"}}",
+		true, "guard's own files");
+	/* unknown (MCP) tools: judged by the paths in their input */
+	decide_tool(
+		"{\"tool_name\":\"mcp__fs__write_file\",\"cwd\":\"@R\",\"tool_input\":{\"path\":\"@O/m\",\"content\":\"x\"}}",
+		true, "mcp__fs__write_file @O/m: outside");
+	decide_tool(
+		"{\"tool_name\":\"mcp__x__y\",\"cwd\":\"@R\",\"tool_input\":{\"opts\":{\"outputDir\":\"outlink\"}}}",
+		true, "outside");
+	decide_tool("{\"tool_name\":\"mcp__x__y\",\"cwd\":\"@R\",\"tool_input\":{\"files\":[\"a.txt\",\"@O/z\"]}}",
+		    true, "outside");
+	decide_tool(
+		"{\"tool_name\":\"mcp__fs__write_file\",\"cwd\":\"@R\",\"tool_input\":{\"path\":\"sub/m\",\"text\":\"/etc/x\"}}",
+		false, NULL);
+	decide_tool(
+		"{\"tool_name\":\"WebFetch\",\"cwd\":\"@R\",\"tool_input\":{\"url\":\"https://x\",\"path\":\"/etc\"}}",
+		false, NULL);
 	/* a Bash command holding patch markers is still a Bash command */
-	decide_tool("{\"tool_name\":\"Bash\",\"cwd\":\"@R\",\"tool_input\":{\"command\":\"echo '*** Begin Patch' > @O/p\"}}", true,
-		    "redirection: @O/p: outside");
+	decide_tool(
+		"{\"tool_name\":\"Bash\",\"cwd\":\"@R\",\"tool_input\":{\"command\":\"echo '*** Begin Patch' > @O/p\"}}",
+		true, "redirection: @O/p: outside");
 }
 
 /* Fail closed on limits: a command over the size limit, and one over the time budget. */
@@ -205,9 +227,10 @@ static void test_guard__limits_fail_closed(void **state)
 	struct guard_verdict v;
 	char *big = malloc(300 * 1024);
 	json_t *p;
-	const char *boom = "f1() { :; }; f2() { f1;f1;f1;f1;f1;f1;f1;f1; }; f3() { f2;f2;f2;f2;f2;f2;f2;f2; }; "
-			   "f4() { f3;f3;f3;f3;f3;f3;f3;f3; }; f5() { f4;f4;f4;f4;f4;f4;f4;f4; }; f6() { f5;f5;f5;f5;f5;f5;f5;f5; }; "
-			   "f7() { f6;f6;f6;f6;f6;f6;f6;f6; }; f7";
+	const char *boom =
+		"f1() { :; }; f2() { f1;f1;f1;f1;f1;f1;f1;f1; }; f3() { f2;f2;f2;f2;f2;f2;f2;f2; }; "
+		"f4() { f3;f3;f3;f3;f3;f3;f3;f3; }; f5() { f4;f4;f4;f4;f4;f4;f4;f4; }; f6() { f5;f5;f5;f5;f5;f5;f5;f5; }; "
+		"f7() { f6;f6;f6;f6;f6;f6;f6;f6; }; f7";
 
 	(void)state;
 	assert_non_null(big);
@@ -231,7 +254,10 @@ static void test_guard__limits_fail_closed(void **state)
 		size_t o = 0;
 
 		for (int i = 0; i < (k == 0 ? 5000 : 20000); i++) /* 5000: under the word limit */
-			o += (size_t)snprintf(big + o, 300 * 1024 - o, "%s", k == 0 ? "nice " : k == 1 ? "$(( " : "{a,");
+			o += (size_t)snprintf(big + o, 300 * 1024 - o, "%s",
+					      k == 0 ? "nice " :
+					      k == 1 ? "$(( " :
+						       "{a,");
 		o += (size_t)snprintf(big + o, 300 * 1024 - o, "%s", k == 0 ? "touch x" : k == 1 ? "1" : "b");
 		for (int i = 0; k == 2 && i < 20000; i++)
 			big[o++] = '}';
@@ -251,30 +277,38 @@ static void test_guard__limits_fail_closed(void **state)
 static void test_guard__apply_patch_targets(void **state)
 {
 	(void)state;
-	decide_tool("{\"tool_name\":\"apply_patch\",\"cwd\":\"@R\",\"tool_input\":{\"command\":[\"apply_patch\","
-		    "\"*** Begin Patch\\n*** Add File: new.txt\\n+hi\\n*** Update File: sub/a.c\\n@@\\n-x\\n+y\\n*** End Patch\"]}}",
-		    false, NULL);
+	decide_tool(
+		"{\"tool_name\":\"apply_patch\",\"cwd\":\"@R\",\"tool_input\":{\"command\":[\"apply_patch\","
+		"\"*** Begin Patch\\n*** Add File: new.txt\\n+hi\\n*** Update File: sub/a.c\\n@@\\n-x\\n+y\\n*** End Patch\"]}}",
+		false, NULL);
 	decide_tool("{\"tool_name\":\"apply_patch\",\"cwd\":\"@R\",\"tool_input\":{\"input\":"
-		    "\"*** Begin Patch\\n*** Update File: a.c\\n*** Move to: /tmp/moved.c\\n*** End Patch\"}}", true,
-		    "apply_patch /tmp/moved.c: outside");
+		    "\"*** Begin Patch\\n*** Update File: a.c\\n*** Move to: /tmp/moved.c\\n*** End Patch\"}}",
+		    true, "apply_patch /tmp/moved.c: outside");
 	decide_tool("{\"tool_name\":\"apply_patch\",\"cwd\":\"@R\",\"tool_input\":{\"input\":"
-		    "\"*** Begin Patch\\n*** Delete File: /etc/passwd\\n*** End Patch\"}}", true, "/etc/passwd");
+		    "\"*** Begin Patch\\n*** Delete File: /etc/passwd\\n*** End Patch\"}}",
+		    true, "/etc/passwd");
 	decide_tool("{\"tool_name\":\"apply_patch\",\"cwd\":\"@R\",\"tool_input\":{\"input\":\"no patch here\"}}", true,
 		    "no file targets");
 	/* Codex trims each line before it matches a header */
 	decide_tool("{\"tool_name\":\"apply_patch\",\"cwd\":\"@R\",\"tool_input\":{\"input\":"
-		    "\"*** Begin Patch\\n   *** Add File: @O/indented   \\n+x\\n*** End Patch\"}}", true, "apply_patch @O/indented: outside");
+		    "\"*** Begin Patch\\n   *** Add File: @O/indented   \\n+x\\n*** End Patch\"}}",
+		    true, "apply_patch @O/indented: outside");
 	decide_tool("{\"tool_name\":\"apply_patch\",\"cwd\":\"@R\",\"tool_input\":{\"input\":"
-		    "\"*** Begin Patch\\n*** Update File: a.txt\\n\\t*** Move to: @O/moved\\n*** End Patch\"}}", true, "@O/moved: outside");
+		    "\"*** Begin Patch\\n*** Update File: a.txt\\n\\t*** Move to: @O/moved\\n*** End Patch\"}}",
+		    true, "@O/moved: outside");
 	decide_tool("{\"tool_name\":\"apply_patch\",\"cwd\":\"@R\",\"tool_input\":{\"input\":"
-		    "\"*** Begin Patch\\n*** Add file: @O/case\\n*** End Patch\"}}", true, "not a patch header");
+		    "\"*** Begin Patch\\n*** Add file: @O/case\\n*** End Patch\"}}",
+		    true, "not a patch header");
 	/* through the shell tool: argv form and a heredoc */
 	decide_tool("{\"tool_name\":\"Bash\",\"cwd\":\"@R\",\"tool_input\":{\"command\":[\"apply_patch\","
-		    "\"*** Begin Patch\\n*** Delete File: @O/f\\n*** End Patch\"]}}", true, "apply_patch @O/f: outside");
+		    "\"*** Begin Patch\\n*** Delete File: @O/f\\n*** End Patch\"]}}",
+		    true, "apply_patch @O/f: outside");
 	decide_tool("{\"tool_name\":\"Bash\",\"cwd\":\"@R\",\"tool_input\":{\"command\":\"apply_patch <<'EOF'\\n"
-		    "*** Begin Patch\\n*** Add File: @O/hd\\n+x\\n*** End Patch\\nEOF\"}}", true, "apply_patch @O/hd: outside");
+		    "*** Begin Patch\\n*** Add File: @O/hd\\n+x\\n*** End Patch\\nEOF\"}}",
+		    true, "apply_patch @O/hd: outside");
 	decide_tool("{\"tool_name\":\"Bash\",\"cwd\":\"@R\",\"tool_input\":{\"command\":\"apply_patch <<'EOF'\\n"
-		    "*** Begin Patch\\n*** Add File: sub/ok.txt\\n+x\\n*** End Patch\\nEOF\"}}", false, NULL);
+		    "*** Begin Patch\\n*** Add File: sub/ok.txt\\n+x\\n*** End Patch\\nEOF\"}}",
+		    false, NULL);
 }
 
 /* The header parser on its own (it is fuzzed as fuzz_apply_patch): targets as written, in order;
@@ -313,19 +347,23 @@ static void test_guard__verdict_bytes_pinned(void **state)
 	(void)state;
 	buf_init(&b, 0);
 	assert_int_equal(guard_verdict_json(HARNESS_CLAUDE, "Edit /etc/x: outside the allowed roots", &b), 0);
-	assert_string_equal(b.data, "{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\","
-				    "\"permissionDecisionReason\":\"proctor guard: Edit /etc/x: outside the allowed roots\"}}\n");
+	assert_string_equal(
+		b.data, "{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\","
+			"\"permissionDecisionReason\":\"proctor guard: Edit /etc/x: outside the allowed roots\"}}\n");
 	buf_reset(&b);
 	assert_int_equal(guard_verdict_json(HARNESS_CODEX, "git push: network operations are not allowed", &b), 0);
-	assert_string_equal(b.data, "{\"decision\":\"block\",\"reason\":\"proctor guard: git push: network operations are not allowed\"}\n");
+	assert_string_equal(
+		b.data,
+		"{\"decision\":\"block\",\"reason\":\"proctor guard: git push: network operations are not allowed\"}\n");
 	buf_free(&b);
 }
 
 static void test_guard__marker_armed_and_expiry(void **state)
 {
 	struct guard_marker m;
-	const char *path = scratch_file("m.json", "{\n  \"active\": true,\n  \"allowedRoots\": [\n    \"/w\"\n  ],\n"
-						   "  \"expiresAt\": \"2030-01-02T03:04:05.678Z\",\n  \"denialLogPath\": null\n}\n");
+	const char *path = scratch_file(
+		"m.json", "{\n  \"active\": true,\n  \"allowedRoots\": [\n    \"/w\"\n  ],\n"
+			  "  \"expiresAt\": \"2030-01-02T03:04:05.678Z\",\n  \"denialLogPath\": null\n}\n");
 
 	(void)state;
 	assert_int_equal(guard_marker_load(path, &m), 0);
@@ -333,7 +371,8 @@ static void test_guard__marker_armed_and_expiry(void **state)
 	assert_true(guard_marker_armed(&m, 1893553445677LL));
 	assert_false(guard_marker_armed(&m, 1893553445678LL));
 	guard_marker_free(&m);
-	path = scratch_file("bad.json", "{\"active\":true,\"allowedRoots\":[\"rel\"],\"expiresAt\":\"2030-01-02T03:04:05.678Z\"}");
+	path = scratch_file("bad.json",
+			    "{\"active\":true,\"allowedRoots\":[\"rel\"],\"expiresAt\":\"2030-01-02T03:04:05.678Z\"}");
 	assert_int_equal(guard_marker_load(path, &m), -EINVAL);
 	path = scratch_file("bad2.json", "{\"active\":true,\"allowedRoots\":[\"/w\"],\"expiresAt\":\"tomorrow\"}");
 	assert_int_equal(guard_marker_load(path, &m), -EINVAL);
@@ -384,7 +423,8 @@ static void test_guard__marker_write_bytes_pinned(void **state)
 	/* Everything but the timestamp is fixed. */
 	assert_true(b.len > strlen(prefix) + 24);
 	assert_memory_equal(text, prefix, strlen(prefix));
-	assert_string_equal(text + strlen(prefix) + 24, "\",\n  \"denialLogPath\": \"/runs/r1/logs/guard-denials.jsonl\"\n}\n");
+	assert_string_equal(text + strlen(prefix) + 24,
+			    "\",\n  \"denialLogPath\": \"/runs/r1/logs/guard-denials.jsonl\"\n}\n");
 	assert_int_equal(guard_marker_load(path, &m), 0);
 	assert_true(guard_marker_armed(&m, now_epoch_ms()));
 	assert_true(m.expires_ms >= before + 600000 - 1000 && m.expires_ms <= now_epoch_ms() + 600000);
@@ -440,9 +480,10 @@ static int guard_setup(void **state)
 	if (symlink(evil, p) < 0)
 		return -1;
 	snprintf(evil, sizeof(evil), "#!/bin/sh\ntouch %s/evil\n", outside);
-	if (put("evil.sh", evil) < 0 || put("good.sh", "#!/bin/sh\necho hi > out.txt\n") < 0 || put("a.txt", "a\n") < 0 ||
-	    put("b.txt", "b\n") < 0 || put(".claude/settings.local.json", "{}\n") < 0 ||
-	    put(".claude/skills/.proctor-guard.json", "{}\n") < 0 || put(".claude/skills/.proctor-guard.manifest.json", "{}\n") < 0)
+	if (put("evil.sh", evil) < 0 || put("good.sh", "#!/bin/sh\necho hi > out.txt\n") < 0 ||
+	    put("a.txt", "a\n") < 0 || put("b.txt", "b\n") < 0 || put(".claude/settings.local.json", "{}\n") < 0 ||
+	    put(".claude/skills/.proctor-guard.json", "{}\n") < 0 ||
+	    put(".claude/skills/.proctor-guard.manifest.json", "{}\n") < 0)
 		return -1;
 	return 0;
 }

@@ -24,8 +24,9 @@ static char *tok_join(const char *const *argv, size_t argc, const char *const *n
 	return out;
 }
 
-#define TOK(noise, n, ...) tok_join((const char *const[]){ __VA_ARGS__ }, \
-	sizeof((const char *const[]){ __VA_ARGS__ }) / sizeof(char *), noise, n)
+#define TOK(noise, n, ...)                                                                                            \
+	tok_join((const char *const[]){ __VA_ARGS__ }, sizeof((const char *const[]){ __VA_ARGS__ }) / sizeof(char *), \
+		 noise, n)
 
 static void test_tokenize__flag_equals_value_splits(void **state)
 {
@@ -94,10 +95,12 @@ static void fx_free(struct fx *x)
 	diag_free(&x->d);
 }
 
-#define MATCH(x, mode, ...) matcher_match((x)->m, (const char *const[]){ __VA_ARGS__ }, \
-	sizeof((const char *const[]){ __VA_ARGS__ }) / sizeof(char *), (mode))
+#define MATCH(x, mode, ...)                                         \
+	matcher_match((x)->m, (const char *const[]){ __VA_ARGS__ }, \
+		      sizeof((const char *const[]){ __VA_ARGS__ }) / sizeof(char *), (mode))
 
-static const char modes_fixture[] = "{\"version\":1,\"responses\":["
+static const char modes_fixture[] =
+	"{\"version\":1,\"responses\":["
 	"{\"argv\":[\"a\",\"b\"],\"stdout\":\"exact\"},"
 	"{\"argv\":[\"b\",\"--x\",\"1\"],\"match_mode\":\"normalized\",\"stdout\":\"norm\"},"
 	"{\"argv\":[\"jobs\",\"get\"],\"match_mode\":\"subset\",\"stdout\":\"s1\"},"
@@ -153,9 +156,11 @@ static void test_match__subset_first_rule_in_file_order_wins(void **state)
 	enum match_mode mode;
 
 	(void)state;
-	fx_load(&x, "{\"version\":1,\"responses\":["
-		    "{\"argv\":[\"jobs\"],\"match_mode\":\"subset\"},"
-		    "{\"argv\":[\"jobs\",\"get\"],\"match_mode\":\"subset\"}]}", dflt_noise, 1);
+	fx_load(&x,
+		"{\"version\":1,\"responses\":["
+		"{\"argv\":[\"jobs\"],\"match_mode\":\"subset\"},"
+		"{\"argv\":[\"jobs\",\"get\"],\"match_mode\":\"subset\"}]}",
+		dflt_noise, 1);
 	/* rule 1 is shadowed by rule 0: the reference picks rule 0, and so must the index */
 	assert_int_equal(MATCH(&x, &mode, "jobs", "get"), 0);
 	fx_free(&x);
@@ -167,10 +172,12 @@ static void test_match__exact_beats_normalized_beats_subset(void **state)
 	enum match_mode mode;
 
 	(void)state;
-	fx_load(&x, "{\"version\":1,\"responses\":["
-		    "{\"argv\":[\"x\"],\"match_mode\":\"subset\"},"
-		    "{\"argv\":[\"y\",\"x\"],\"match_mode\":\"normalized\"},"
-		    "{\"argv\":[\"x\",\"y\"]}]}", dflt_noise, 1);
+	fx_load(&x,
+		"{\"version\":1,\"responses\":["
+		"{\"argv\":[\"x\"],\"match_mode\":\"subset\"},"
+		"{\"argv\":[\"y\",\"x\"],\"match_mode\":\"normalized\"},"
+		"{\"argv\":[\"x\",\"y\"]}]}",
+		dflt_noise, 1);
 	assert_int_equal(MATCH(&x, &mode, "x", "y"), 2);
 	assert_int_equal(mode, MATCH_EXACT);
 	assert_int_equal(MATCH(&x, &mode, "y", "x"), 1);
@@ -187,7 +194,8 @@ static void test_match__custom_noise_flags_replace_default(void **state)
 	enum match_mode mode;
 
 	(void)state;
-	fx_load(&x, "{\"version\":1,\"responses\":[{\"argv\":[\"a\",\"--output\",\"json\"],\"match_mode\":\"subset\"}]}",
+	fx_load(&x,
+		"{\"version\":1,\"responses\":[{\"argv\":[\"a\",\"--output\",\"json\"],\"match_mode\":\"subset\"}]}",
 		noise, 1);
 	assert_int_equal(MATCH(&x, &mode, "a"), -1);
 	assert_int_equal(MATCH(&x, &mode, "a", "--output", "json", "--format", "x"), 0);
@@ -242,8 +250,9 @@ static void test_match__duplicate_normalized_key_is_error(void **state)
 static void test_match__subset_of_only_noise_is_error(void **state)
 {
 	(void)state;
-	expect_build_error("{\"version\":1,\"responses\":[{\"argv\":[\"--output\",\"json\"],\"match_mode\":\"subset\"}]}",
-			   "responses[0].argv: no tokens are left");
+	expect_build_error(
+		"{\"version\":1,\"responses\":[{\"argv\":[\"--output\",\"json\"],\"match_mode\":\"subset\"}]}",
+		"responses[0].argv: no tokens are left");
 }
 
 /* Generated fixtures from a small vocabulary (so rules overlap and shadow each other): the
@@ -251,8 +260,9 @@ static void test_match__subset_of_only_noise_is_error(void **state)
 static void test_match__index_agrees_with_linear_scan(void **state)
 {
 	/* The last two only appear in queries: a rule of noise alone is (rightly) a load error. */
-	static const char *vocab[] = { "or", "jobs", "get", "list", "logs", "--folder", "Shared", "--limit", "5",
-				       "id1", "id2", "--state=Faulted", "--output", "json" };
+	static const char *vocab[] = { "or",       "jobs",    "get", "list", "logs", "--folder",
+				       "Shared",   "--limit", "5",   "id1",  "id2",  "--state=Faulted",
+				       "--output", "json" };
 	const size_t nv = sizeof(vocab) / sizeof(vocab[0]);
 	char json[65536];
 	unsigned seed = 12345;

@@ -73,8 +73,15 @@ static void test_identity__malformed_status_is_refused(void **state)
 static void test_identity__expectations_report_each_mismatch(void **state)
 {
 	struct identity id;
-	struct identity_expect e = { .uid = true, .want_uid = 2000, .gid = true, .want_gid = 2000, .groups = true,
-				     .want_groups = { 2300, 2200 }, .nwant_groups = 2, .no_caps = true, .nnp = true,
+	struct identity_expect e = { .uid = true,
+				     .want_uid = 2000,
+				     .gid = true,
+				     .want_gid = 2000,
+				     .groups = true,
+				     .want_groups = { 2300, 2200 },
+				     .nwant_groups = 2,
+				     .no_caps = true,
+				     .nnp = true,
 				     .landlock = true };
 	const char *field;
 	char *report = NULL;
@@ -231,7 +238,7 @@ static void test_spawn__env_refuses_bad_entries_and_excess(void **state)
 	const char *huge[] = { big };
 	struct strv env = { 0 };
 	const char **many = calloc(SPAWN_MAX_ENV + 1, sizeof(*many));
-	char (*names)[16] = calloc(SPAWN_MAX_ENV + 1, 16);
+	char(*names)[16] = calloc(SPAWN_MAX_ENV + 1, 16);
 
 	(void)state;
 	assert_int_equal(spawn_env_build(NULL, bad_keep, 1, NULL, 0, &env), -EINVAL);
@@ -563,8 +570,15 @@ static void test_reap__cgroup_kill_ends_a_forking_tree(void **state)
  * read-write on one scratch directory: afterwards the kernel's account is the one asked for,
  * root cannot be regained, and the filesystem outside the rules is refused. Each failed check
  * is one bit of the child's exit status. */
-enum { DROP_BAD_APPLY = 1, DROP_BAD_IDS = 2, DROP_BAD_REGAIN = 4, DROP_BAD_RW = 8, DROP_BAD_OUTSIDE = 16,
-       DROP_BAD_ROOT = 32, DROP_BAD_CAPS = 64 };
+enum {
+	DROP_BAD_APPLY = 1,
+	DROP_BAD_IDS = 2,
+	DROP_BAD_REGAIN = 4,
+	DROP_BAD_RW = 8,
+	DROP_BAD_OUTSIDE = 16,
+	DROP_BAD_ROOT = 32,
+	DROP_BAD_CAPS = 64
+};
 
 static int drop_child_checks(const struct drop_opts *o)
 {
@@ -665,7 +679,8 @@ int main(void)
 		cmocka_unit_test(test_drop__prove_refuses_a_forged_status),
 		cmocka_unit_test(test_drop__prove_refuses_regainable_ids),
 		cmocka_unit_test(test_landlock__rule_rights_by_kind_and_abi),
-		cmocka_unit_test_setup_teardown(test_drop__apply_proves_ids_caps_and_landlock, scratch_setup, scratch_teardown),
+		cmocka_unit_test_setup_teardown(test_drop__apply_proves_ids_caps_and_landlock, scratch_setup,
+						scratch_teardown),
 		cmocka_unit_test(test_spawn__env_starts_clean_keeps_and_replaces),
 		cmocka_unit_test(test_spawn__env_refuses_bad_entries_and_excess),
 		cmocka_unit_test(test_spawn__close_fds_keeps_only_the_list),

@@ -20,7 +20,8 @@ static void test_protocol__request_parses(void **state)
 	const char *why;
 
 	(void)state;
-	assert_int_equal(parse("{\"version\":1,\"tool\":\"uip\",\"argv\":[\"or\",\"jobs\"],\"token\":\"x\"}", &why, &req), 0);
+	assert_int_equal(
+		parse("{\"version\":1,\"tool\":\"uip\",\"argv\":[\"or\",\"jobs\"],\"token\":\"x\"}", &why, &req), 0);
 	assert_string_equal(req.tool, "uip");
 	assert_int_equal(req.argc, 2);
 	assert_string_equal(req.argv[1], "jobs");
@@ -135,7 +136,8 @@ static void test_protocol__response_bytes_pinned(void **state)
 	(void)state;
 	buf_init(&b, 0);
 	assert_int_equal(mock_response_encode(&b, 3, "caf\xc3\xa9\n", 6, "\"e\"\t", 4), 0);
-	assert_string_equal(b.data, "{\"version\":1,\"exit_code\":3,\"stdout\":\"caf\\u00E9\\n\",\"stderr\":\"\\\"e\\\"\\t\"}\n");
+	assert_string_equal(
+		b.data, "{\"version\":1,\"exit_code\":3,\"stdout\":\"caf\\u00E9\\n\",\"stderr\":\"\\\"e\\\"\\t\"}\n");
 	buf_free(&b);
 }
 
@@ -189,8 +191,15 @@ static void test_protocol__response_over_limit(void **state)
 static void test_journal__line_bytes_pinned(void **state)
 {
 	const char *argv[] = { "or", "jobs" };
-	struct journal_entry e = { .ts = 1764459580.1234, .tool = "uip", .argv = argv, .argc = 2, .exit_code = 0,
-				   .outcome = OUTCOME_SUBSET, .rule = 4, .pid = 77, .uid = 2000 };
+	struct journal_entry e = { .ts = 1764459580.1234,
+				   .tool = "uip",
+				   .argv = argv,
+				   .argc = 2,
+				   .exit_code = 0,
+				   .outcome = OUTCOME_SUBSET,
+				   .rule = 4,
+				   .pid = 77,
+				   .uid = 2000 };
 	struct buf b;
 
 	(void)state;
@@ -199,8 +208,9 @@ static void test_journal__line_bytes_pinned(void **state)
 	assert_string_equal(b.data, "{\"ts\":1764459580.123,\"tool\":\"uip\",\"argv\":[\"or\",\"jobs\"],\"exit\":0,"
 				    "\"outcome\":\"subset\",\"rule\":4,\"pid\":77,\"uid\":2000}\n");
 	buf_reset(&b);
-	e = (struct journal_entry){ .ts = 1764459580.5, .exit_code = 77, .outcome = OUTCOME_REJECTED, .rule = -1,
-				    .pid = 9, .uid = 65534 };
+	e = (struct journal_entry){
+		.ts = 1764459580.5, .exit_code = 77, .outcome = OUTCOME_REJECTED, .rule = -1, .pid = 9, .uid = 65534
+	};
 	assert_int_equal(journal_format(&e, &b), 0);
 	assert_string_equal(b.data, "{\"ts\":1764459580.5,\"tool\":null,\"argv\":[],\"exit\":77,"
 				    "\"outcome\":\"rejected\",\"rule\":null,\"pid\":9,\"uid\":65534}\n");
@@ -213,10 +223,19 @@ static void test_util__utf8_sanitize_replaces_invalid(void **state)
 
 	(void)state;
 	buf_init(&b, 0);
-	assert_int_equal(utf8_sanitize(&b, "a\xff" "b\xc3\xa9" "\xed\xa0\x80" "z\0", 10), 0);
-	assert_string_equal(b.data, "a\xef\xbf\xbd" "b\xc3\xa9" "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" "z\xef\xbf\xbd");
+	assert_int_equal(utf8_sanitize(&b,
+				       "a\xff"
+				       "b\xc3\xa9"
+				       "\xed\xa0\x80"
+				       "z\0",
+				       10),
+			 0);
+	assert_string_equal(b.data, "a\xef\xbf\xbd"
+				    "b\xc3\xa9"
+				    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+				    "z\xef\xbf\xbd");
 	assert_true(utf8_valid(b.data, b.len));
-	assert_false(utf8_valid("\xc0\x80", 2)); /* overlong NUL */
+	assert_false(utf8_valid("\xc0\x80", 2));         /* overlong NUL */
 	assert_false(utf8_valid("\xf4\x90\x80\x80", 4)); /* past U+10FFFF */
 	buf_free(&b);
 }

@@ -59,14 +59,15 @@ static void test_task__minimal_defaults(void **state)
 static void test_task__full(void **state)
 {
 	struct task t;
-	const char *text = "{\"version\":1,\"id\":\"demo\",\"workspace\":{\"from\":\"ws\"},"
-			   "\"agent\":{\"kind\":\"command\",\"command\":[\"python3\",\"x.py\"],\"prompt\":\"hi\","
-			   "\"env\":{\"LANG\":\"C.UTF-8\",\"PATH\":\"/opt/bin\"},\"env_pass\":[\"API_KEY\"],"
-			   "\"plugins\":[{\"path\":\"plug\"}],\"ro_paths\":[\"/opt\"]},"
-			   "\"mocks\":[{\"tool\":\"uip\",\"fixture\":\"f.json\",\"max_requests\":5,\"extra\":1}],"
-			   "\"guard\":{\"harness\":\"codex\"},\"private\":[\"R.md\",\"/abs/key\"],"
-			   "\"limits\":{\"timeout_s\":30},"
-			   "\"identity\":{\"agent_uid\":3000,\"agent_gid\":3000,\"mockd_uid\":3100,\"rpc_gid\":3200,\"slots\":4}}";
+	const char *text =
+		"{\"version\":1,\"id\":\"demo\",\"workspace\":{\"from\":\"ws\"},"
+		"\"agent\":{\"kind\":\"command\",\"command\":[\"python3\",\"x.py\"],\"prompt\":\"hi\","
+		"\"env\":{\"LANG\":\"C.UTF-8\",\"PATH\":\"/opt/bin\"},\"env_pass\":[\"API_KEY\"],"
+		"\"plugins\":[{\"path\":\"plug\"}],\"ro_paths\":[\"/opt\"]},"
+		"\"mocks\":[{\"tool\":\"uip\",\"fixture\":\"f.json\",\"max_requests\":5,\"extra\":1}],"
+		"\"guard\":{\"harness\":\"codex\"},\"private\":[\"R.md\",\"/abs/key\"],"
+		"\"limits\":{\"timeout_s\":30},"
+		"\"identity\":{\"agent_uid\":3000,\"agent_gid\":3000,\"mockd_uid\":3100,\"rpc_gid\":3200,\"slots\":4}}";
 
 	(void)state;
 	assert_null(parse_err(text, &t));
@@ -89,38 +90,63 @@ static void test_task__full(void **state)
 /* Each bad task names the file and the field at fault. */
 static void test_task__errors_name_the_field(void **state)
 {
-	static const struct { const char *text, *want; } cases[] = {
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
 		{ "{\"version\":1", "/w/task.json:1:12: invalid JSON" },
 		{ "[]", "must be a JSON object" },
 		{ "{\"version\":2,\"id\":\"x\"," MIN_AGENT "}", "version: must be an integer from 1 to 1" },
 		{ "{\"version\":1,\"id\":\"x\",\"privat\":[]," MIN_AGENT "}", "/w/task.json: privat: unknown key" },
 		{ "{\"version\":1,\"id\":\"../x\"," MIN_AGENT "}", "id: '../x' must be" },
 		{ "{\"version\":1,\"id\":\"x\"}", "agent: must be an object, not missing" },
-		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"../claude\",\"command\":[\"a\"]}}", "agent.kind: '../claude' is not an agent descriptor's name" },
-		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"turns\":[1]}}", "agent.turns[0]: must be a string" },
-		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"args\":\"-v\"}}", "agent.args: must be a list" },
-		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[]}}", "agent.command: must be a list of 1" },
-		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[1]}}", "agent.command[0]: must be a string" },
-		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"colour\":1}}", "agent.colour: unknown key" },
-		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"env\":{\"HOME\":\"/\"}}}", "agent.env.HOME: reserved" },
-		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"env\":{\"PROCTOR_X\":\"1\"}}}", "agent.env.PROCTOR_X: reserved" },
-		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"env\":{\"A-B\":\"1\"}}}", "agent.env.A-B: not an environment variable name" },
-		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"env\":{\"A\":1}}}", "agent.env.A: must be a string" },
-		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"env_pass\":[\"TMPDIR\"]}}", "agent.env_pass[0]: TMPDIR is reserved" },
-		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"env\":{\"K\":\"v\"},\"env_pass\":[\"K\"]}}", "agent.env_pass[0]: K is also set in agent.env" },
-		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"ro_paths\":[\"rel\"]}}", "agent.ro_paths[0]: 'rel' must be an absolute path" },
-		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"plugins\":[{\"dir\":\"p\"}]}}", "agent.plugins[0].dir: unknown key" },
-		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"mocks\":[{\"tool\":\"a/b\",\"fixture\":\"f\"}]}", "mocks[0].tool: 'a/b' is not a bare executable name" },
-		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"mocks\":[{\"tool\":\"uip\"}]}", "mocks[0].fixture: must be a string, not missing" },
-		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"mocks\":[{\"tool\":\"u\",\"fixture\":\"f\"},{\"tool\":\"u\",\"fixture\":\"g\"}]}", "mocks[1].tool: 'u' is mocked twice" },
-		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"guard\":{\"harness\":\"vim\"}}", "guard.harness: 'vim' is not claude-code or codex" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"../claude\",\"command\":[\"a\"]}}",
+		  "agent.kind: '../claude' is not an agent descriptor's name" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"turns\":[1]}}",
+		  "agent.turns[0]: must be a string" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"args\":\"-v\"}}",
+		  "agent.args: must be a list" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[]}}",
+		  "agent.command: must be a list of 1" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[1]}}",
+		  "agent.command[0]: must be a string" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"colour\":1}}",
+		  "agent.colour: unknown key" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"env\":{\"HOME\":\"/\"}}}",
+		  "agent.env.HOME: reserved" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"env\":{\"PROCTOR_X\":\"1\"}}}",
+		  "agent.env.PROCTOR_X: reserved" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"env\":{\"A-B\":\"1\"}}}",
+		  "agent.env.A-B: not an environment variable name" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"env\":{\"A\":1}}}",
+		  "agent.env.A: must be a string" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"env_pass\":[\"TMPDIR\"]}}",
+		  "agent.env_pass[0]: TMPDIR is reserved" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"env\":{\"K\":\"v\"},\"env_pass\":[\"K\"]}}",
+		  "agent.env_pass[0]: K is also set in agent.env" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"ro_paths\":[\"rel\"]}}",
+		  "agent.ro_paths[0]: 'rel' must be an absolute path" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"plugins\":[{\"dir\":\"p\"}]}}",
+		  "agent.plugins[0].dir: unknown key" },
+		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"mocks\":[{\"tool\":\"a/b\",\"fixture\":\"f\"}]}",
+		  "mocks[0].tool: 'a/b' is not a bare executable name" },
+		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"mocks\":[{\"tool\":\"uip\"}]}",
+		  "mocks[0].fixture: must be a string, not missing" },
+		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT
+		  ",\"mocks\":[{\"tool\":\"u\",\"fixture\":\"f\"},{\"tool\":\"u\",\"fixture\":\"g\"}]}",
+		  "mocks[1].tool: 'u' is mocked twice" },
+		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"guard\":{\"harness\":\"vim\"}}",
+		  "guard.harness: 'vim' is not claude-code or codex" },
 		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"guard\":true}", "guard: must be" },
 		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"private\":\"R.md\"}", "private: must be a list" },
-		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"limits\":{\"timeout_s\":0}}", "limits.timeout_s: must be an integer from 1 to 86400" },
+		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"limits\":{\"timeout_s\":0}}",
+		  "limits.timeout_s: must be an integer from 1 to 86400" },
 		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"limits\":{\"turns\":2}}", "limits.turns: unknown key" },
-		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"limits\":{\"turn_timeout_s\":0}}", "limits.turn_timeout_s: must be an integer from 1" },
-		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"identity\":{\"agent_uid\":0}}", "identity.agent_uid: must be an integer from 1" },
-		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"identity\":{\"agent_uid\":2100}}", "agent_uid and mockd_uid ranges overlap" },
+		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"limits\":{\"turn_timeout_s\":0}}",
+		  "limits.turn_timeout_s: must be an integer from 1" },
+		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"identity\":{\"agent_uid\":0}}",
+		  "identity.agent_uid: must be an integer from 1" },
+		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"identity\":{\"agent_uid\":2100}}",
+		  "agent_uid and mockd_uid ranges overlap" },
 		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"identity\":{\"slots\":200}}", "ranges overlap" },
 		{ "{\"version\":1,\"id\":\"x\"," MIN_AGENT ",\"identity\":{\"rpc_gid\":2000}}", "must not overlap" },
 		{ "{\"version\":1,\"id\":\"x\",\"id\":\"y\"," MIN_AGENT "}", "duplicate object key" },
@@ -151,10 +177,11 @@ static void test_task__paths_private_outside_views(void **state)
 	scratch_file("R.md", "answer");
 	scratch_file("f.json", "{}");
 	scratch_file("ws/fx.json", "{}");
-	snprintf(text, sizeof(text),
-		 "{\"version\":1,\"id\":\"x\",\"workspace\":{\"from\":\"ws\"},\"agent\":{\"kind\":\"command\",\"command\":[\"/usr/bin/true\"],"
-		 "\"plugins\":[{\"path\":\"plug\"}]},\"mocks\":[{\"tool\":\"a\",\"fixture\":\"f.json\"},{\"tool\":\"b\",\"fixture\":\"ws/fx.json\"}],"
-		 "\"private\":[\"R.md\",\"ws/inside.md\",\"missing.md\"]}");
+	snprintf(
+		text, sizeof(text),
+		"{\"version\":1,\"id\":\"x\",\"workspace\":{\"from\":\"ws\"},\"agent\":{\"kind\":\"command\",\"command\":[\"/usr/bin/true\"],"
+		"\"plugins\":[{\"path\":\"plug\"}]},\"mocks\":[{\"tool\":\"a\",\"fixture\":\"f.json\"},{\"tool\":\"b\",\"fixture\":\"ws/fx.json\"}],"
+		"\"private\":[\"R.md\",\"ws/inside.md\",\"missing.md\"]}");
 	diag_init(&d);
 	assert_int_equal(task_parse(scratch_file("task.json", text), text, strlen(text), &d, &t), 0);
 	assert_int_equal(task_check_paths(&t, &d), -EINVAL);
@@ -323,12 +350,14 @@ int main(void)
 		cmocka_unit_test(test_task__minimal_defaults),
 		cmocka_unit_test(test_task__full),
 		cmocka_unit_test(test_task__errors_name_the_field),
-		cmocka_unit_test_setup_teardown(test_task__paths_private_outside_views, scratch_setup, scratch_teardown),
+		cmocka_unit_test_setup_teardown(test_task__paths_private_outside_views, scratch_setup,
+						scratch_teardown),
 		cmocka_unit_test(test_task__agent_outside_exec_paths),
 		cmocka_unit_test(test_frame__round_trip_and_partial),
 		cmocka_unit_test(test_frame__rejects_bad_frames),
 		cmocka_unit_test(test_frame__nonce_hex),
-		cmocka_unit_test_setup_teardown(test_rundir__copy_keeps_links_and_finds_private, scratch_setup, scratch_teardown),
+		cmocka_unit_test_setup_teardown(test_rundir__copy_keeps_links_and_finds_private, scratch_setup,
+						scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_rundir__copy_refuses_fifo, scratch_setup, scratch_teardown),
 	};
 

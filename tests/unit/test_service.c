@@ -30,17 +30,20 @@ static struct mock_decision decide(struct mock_service *s, const char *tool, con
 	return dec;
 }
 
-#define DECIDE(s, tool, ...) decide((s), (tool), (const char *const[]){ __VA_ARGS__ }, \
-	sizeof((const char *const[]){ __VA_ARGS__ }) / sizeof(char *))
+#define DECIDE(s, tool, ...)                                      \
+	decide((s), (tool), (const char *const[]){ __VA_ARGS__ }, \
+	       sizeof((const char *const[]){ __VA_ARGS__ }) / sizeof(char *))
 
 static const char fixture[] = "{\"version\":1,\"responses\":["
-	"{\"argv\":[\"a\"],\"stdout\":\"A\"},"
-	"{\"argv\":[\"jobs\",\"--output\",\"json\"],\"match_mode\":\"subset\",\"stdout\":\"J\"}],"
-	"\"default\":{\"exit_code\":0,\"stdout\":\"[]\\n\"}}";
+			      "{\"argv\":[\"a\"],\"stdout\":\"A\"},"
+			      "{\"argv\":[\"jobs\",\"--output\",\"json\"],\"match_mode\":\"subset\",\"stdout\":\"J\"}],"
+			      "\"default\":{\"exit_code\":0,\"stdout\":\"[]\\n\"}}";
 
 static void test_service__decision_order(void **state)
 {
-	struct mock_service *s = load(fixture, "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"max_requests\":100,\"fixture\":\"uip.json\"}]}");
+	struct mock_service *s =
+		load(fixture,
+		     "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"max_requests\":100,\"fixture\":\"uip.json\"}]}");
 	struct mock_decision d;
 
 	(void)state;
@@ -63,8 +66,9 @@ static void test_service__decision_order(void **state)
 
 static void test_service__no_default_is_exit_2(void **state)
 {
-	struct mock_service *s = load("{\"version\":1,\"responses\":[]}",
-				      "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"max_requests\":100,\"fixture\":\"uip.json\"}]}");
+	struct mock_service *s =
+		load("{\"version\":1,\"responses\":[]}",
+		     "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"max_requests\":100,\"fixture\":\"uip.json\"}]}");
 	struct mock_decision d;
 
 	(void)state;
@@ -76,7 +80,8 @@ static void test_service__no_default_is_exit_2(void **state)
 
 static void test_service__budget_exhausted_is_75(void **state)
 {
-	struct mock_service *s = load(fixture, "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"fixture\":\"uip.json\",\"max_requests\":2}]}");
+	struct mock_service *s = load(
+		fixture, "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"fixture\":\"uip.json\",\"max_requests\":2}]}");
 	struct mock_decision d;
 
 	(void)state;
@@ -91,9 +96,10 @@ static void test_service__budget_exhausted_is_75(void **state)
 
 static void test_service__passthrough_only_for_allowlisted_prefix(void **state)
 {
-	struct mock_service *s = load(fixture, "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"max_requests\":100,\"fixture\":\"uip.json\","
-					       "\"passthrough_argv_prefixes\":[[\"docsai\",\"ask\"]],"
-					       "\"passthrough_executable\":\"/bin/echo\"}]}");
+	struct mock_service *s = load(
+		fixture, "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"max_requests\":100,\"fixture\":\"uip.json\","
+			 "\"passthrough_argv_prefixes\":[[\"docsai\",\"ask\"]],"
+			 "\"passthrough_executable\":\"/bin/echo\"}]}");
 	struct mock_decision d;
 
 	(void)state;
@@ -109,9 +115,10 @@ static void test_service__passthrough_only_for_allowlisted_prefix(void **state)
 
 static void test_service__passthrough_unavailable_is_69(void **state)
 {
-	struct mock_service *s = load(fixture, "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"max_requests\":100,\"fixture\":\"uip.json\","
-					       "\"passthrough_argv_prefixes\":[[\"docsai\"]],"
-					       "\"passthrough_executable\":\"/nonexistent/uip\"}]}");
+	struct mock_service *s = load(
+		fixture, "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"max_requests\":100,\"fixture\":\"uip.json\","
+			 "\"passthrough_argv_prefixes\":[[\"docsai\"]],"
+			 "\"passthrough_executable\":\"/nonexistent/uip\"}]}");
 	struct mock_decision d;
 
 	(void)state;
@@ -131,9 +138,10 @@ static void cache_put(struct mock_service *s, const char *arg, const char *line)
 
 static void test_service__cache_is_lru_and_bounded(void **state)
 {
-	struct mock_service *s = load(fixture, "{\"version\":1,\"passthrough_cache_entries\":2,\"tools\":[{\"tool\":\"uip\","
-					       "\"max_requests\":100,\"fixture\":\"uip.json\",\"passthrough_argv_prefixes\":[[\"docsai\"]],"
-					       "\"passthrough_executable\":\"/bin/echo\"}]}");
+	struct mock_service *s = load(
+		fixture, "{\"version\":1,\"passthrough_cache_entries\":2,\"tools\":[{\"tool\":\"uip\","
+			 "\"max_requests\":100,\"fixture\":\"uip.json\",\"passthrough_argv_prefixes\":[[\"docsai\"]],"
+			 "\"passthrough_executable\":\"/bin/echo\"}]}");
 	struct mock_decision d;
 
 	(void)state;
@@ -160,7 +168,9 @@ static void test_service__config_without_max_requests_is_refused(void **state)
 	scratch_file("uip.json", fixture);
 	diag_init(&d);
 	assert_int_equal(mock_config_load(scratch_file("config.json", "{\"version\":1,\"tools\":[{\"tool\":\"uip\","
-							"\"fixture\":\"uip.json\"}]}"), &d, &c), -EINVAL);
+								      "\"fixture\":\"uip.json\"}]}"),
+					  &d, &c),
+			 -EINVAL);
 	assert_null(c);
 	assert_int_equal(d.errors, 1);
 	assert_non_null(strstr(d.msgs[0].text, "config.json: tools[0].max_requests: required"));
@@ -200,7 +210,7 @@ static void test_service__unknown_tools_are_budgeted(void **state)
 	assert_int_equal(d.outcome, OUTCOME_BUDGET);
 	assert_int_equal(d.w->exit_code, 75);
 	assert_int_equal(DECIDE(s, "other", "x").outcome, OUTCOME_BUDGET); /* one budget for all unknown tools */
-	assert_int_equal(DECIDE(s, "uip", "a").outcome, OUTCOME_EXACT);   /* served tools keep their own */
+	assert_int_equal(DECIDE(s, "uip", "a").outcome, OUTCOME_EXACT);    /* served tools keep their own */
 	mock_service_free(s);
 }
 
@@ -235,12 +245,15 @@ static void test_service__tool_noise_flags_override_fixture(void **state)
 {
 	static const char fx[] = "{\"version\":1,\"noise_flags\":[\"--fmt\"],\"responses\":["
 				 "{\"argv\":[\"a\",\"--fmt\",\"x\"],\"match_mode\":\"subset\",\"stdout\":\"A\"}]}";
-	struct mock_service *s = load(fx, "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"max_requests\":100,\"fixture\":\"uip.json\"}]}");
+	struct mock_service *s = load(
+		fx, "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"max_requests\":100,\"fixture\":\"uip.json\"}]}");
 
 	(void)state;
 	assert_int_equal(DECIDE(s, "uip", "a").outcome, OUTCOME_SUBSET); /* the fixture's --fmt is noise */
 	mock_service_free(s);
-	s = load(fx, "{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"max_requests\":100,\"fixture\":\"uip.json\",\"noise_flags\":[]}]}");
+	s = load(
+		fx,
+		"{\"version\":1,\"tools\":[{\"tool\":\"uip\",\"max_requests\":100,\"fixture\":\"uip.json\",\"noise_flags\":[]}]}");
 	assert_int_equal(DECIDE(s, "uip", "a").outcome, OUTCOME_UNMOCKED); /* [] turns noise off */
 	assert_int_equal(DECIDE(s, "uip", "a", "--fmt", "x").outcome, OUTCOME_SUBSET);
 	mock_service_free(s);

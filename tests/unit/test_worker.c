@@ -20,8 +20,8 @@ static const unsigned char nonce[FRAME_NONCE_LEN] = { 9, 8, 7, 6, 5, 4, 3, 2, 1,
 
 struct peer {
 	pid_t pid;
-	int fd;      /* our end of the channel */
-	int why_fd;  /* the worker's reason for ending, written as it returns */
+	int fd;     /* our end of the channel */
+	int why_fd; /* the worker's reason for ending, written as it returns */
 	struct buf in;
 	int id;
 };
@@ -70,8 +70,9 @@ static int peer_call(struct peer *p, const char *method, json_t *params)
 {
 	int id = ++p->id;
 
-	peer_send_raw(p, nonce, json_pack("{s:i,s:s,s:o}", "id", id, "method", method, "params",
-					  params ? params : json_object()));
+	peer_send_raw(
+		p, nonce,
+		json_pack("{s:i,s:s,s:o}", "id", id, "method", method, "params", params ? params : json_object()));
 	return id;
 }
 
@@ -247,9 +248,10 @@ static void test_worker__hello_refuses_a_wrong_identity(void **state)
 	json_decref(a);
 
 	/* We are not uid 4242 with no capabilities under Landlock: the check must say so. */
-	a = peer_answer(&p, peer_call(&p, "hello", json_pack("{s:{s:i,s:i,s:[]}}", "expect", "uid", 4242, "gid", 4242,
-							     "groups")),
-			NULL);
+	a = peer_answer(
+		&p,
+		peer_call(&p, "hello", json_pack("{s:{s:i,s:i,s:[]}}", "expect", "uid", 4242, "gid", 4242, "groups")),
+		NULL);
 	assert_true(json_is_false(json_object_get(a, "ok")));
 	assert_string_equal(error_type(a), "identity");
 	snprintf(want, sizeof(want), "%d", 4242);
@@ -278,15 +280,16 @@ static void test_worker__session_rules(void **state)
 	json_decref(a);
 
 	start_session(&p, "{\"framing\": \"lines\"}");
-	a = peer_answer(&p, peer_call(&p, "start", json_pack("{s:s,s:{s:s}}", "cwd", "/", "events", "framing", "lines")),
-			NULL);
+	a = peer_answer(
+		&p, peer_call(&p, "start", json_pack("{s:s,s:{s:s}}", "cwd", "/", "events", "framing", "lines")), NULL);
 	assert_true(json_is_false(json_object_get(a, "ok")));
 	assert_string_equal(error_message(a), "start: the session was already started");
 	json_decref(a);
 
-	a = peer_answer(&p, peer_call(&p, "communicate", json_pack("{s:i,s:[s],s:[s],s:i}", "turn", 1, "argv",
-								   "no-such-agent-cli", "env", "PATH=/nonexistent",
-								   "timeout_ms", 1000)),
+	a = peer_answer(&p,
+			peer_call(&p, "communicate",
+				  json_pack("{s:i,s:[s],s:[s],s:i}", "turn", 1, "argv", "no-such-agent-cli", "env",
+					    "PATH=/nonexistent", "timeout_ms", 1000)),
 			NULL);
 	assert_true(json_is_false(json_object_get(a, "ok")));
 	assert_string_equal(error_message(a), "no-such-agent-cli: not found on the agent's PATH");
@@ -359,7 +362,8 @@ static void test_worker__long_line_is_cut_once(void **state)
 	(void)state;
 	peer_start(&p);
 	start_session(&p, "{\"framing\": \"lines\"}");
-	snprintf(script, sizeof(script), "head -c %d /dev/zero | tr '\\0' x; echo; echo next", WORKER_MAX_LINE_BYTES + 5000);
+	snprintf(script, sizeof(script), "head -c %d /dev/zero | tr '\\0' x; echo; echo next",
+		 WORKER_MAX_LINE_BYTES + 5000);
 	a = run_turn(&p, 1, script, NULL, 10000, events);
 	assert_true(json_is_true(json_object_get(a, "ok")));
 	assert_int_equal(json_array_size(events), 2);
@@ -387,17 +391,19 @@ static void test_worker__json_lines_turn_end(void **state)
 	(void)state;
 	peer_start(&p);
 	start_session(&p, rules);
-	a = run_turn(&p, 1,
-		     "echo '{\"type\":\"init\",\"session_id\":\"s-1\"}'; echo '{\"type\":\"result\",\"is_error\":false}'",
-		     NULL, 5000, events);
+	a = run_turn(
+		&p, 1,
+		"echo '{\"type\":\"init\",\"session_id\":\"s-1\"}'; echo '{\"type\":\"result\",\"is_error\":false}'",
+		NULL, 5000, events);
 	assert_true(json_is_true(json_object_get(a, "ok")));
 	res = json_object_get(a, "result");
 	assert_string_equal(json_string_value(json_object_get(res, "status")), "completed");
 	assert_string_equal(json_string_value(json_object_get(res, "session_id")), "s-1");
 	assert_int_equal(json_integer_value(json_object_get(res, "recognised")), 2);
 	/* each event carries its parsed JSON beside the text */
-	assert_string_equal(json_string_value(json_object_get(json_object_get(json_array_get(events, 1), "json"), "type")),
-			    "result");
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(json_array_get(events, 1), "json"), "type")),
+		"result");
 	json_decref(a);
 
 	a = run_turn(&p, 2, "echo '{\"type\":\"result\",\"is_error\":true}'", NULL, 5000, NULL);
@@ -437,8 +443,9 @@ static void test_worker__turn_timeout_and_discard(void **state)
 	json_decref(a);
 
 	/* turn 2 never ends by itself; turn 3 is refused while it runs */
-	id = peer_call(&p, "communicate", json_pack("{s:i,s:[s,s,s],s:[s],s:i}", "turn", 2, "argv", "sh", "-c",
-						    "exec sleep 30", "env", "PATH=/usr/bin:/bin", "timeout_ms", 30000));
+	id = peer_call(&p, "communicate",
+		       json_pack("{s:i,s:[s,s,s],s:[s],s:i}", "turn", 2, "argv", "sh", "-c", "exec sleep 30", "env",
+				 "PATH=/usr/bin:/bin", "timeout_ms", 30000));
 	a = run_turn(&p, 3, "true", NULL, 5000, NULL);
 	assert_true(json_is_false(json_object_get(a, "ok")));
 	assert_string_equal(error_message(a), "communicate: a turn is running");
@@ -464,8 +471,9 @@ static void test_worker__stop_ends_a_running_turn(void **state)
 	(void)state;
 	peer_start(&p);
 	start_session(&p, "{\"framing\": \"lines\"}");
-	peer_call(&p, "communicate", json_pack("{s:i,s:[s,s,s],s:[s],s:i}", "turn", 1, "argv", "sh", "-c",
-					       "exec sleep 30", "env", "PATH=/usr/bin:/bin", "timeout_ms", 30000));
+	peer_call(&p, "communicate",
+		  json_pack("{s:i,s:[s,s,s],s:[s],s:i}", "turn", 1, "argv", "sh", "-c", "exec sleep 30", "env",
+			    "PATH=/usr/bin:/bin", "timeout_ms", 30000));
 	a = peer_answer(&p, peer_call(&p, "stop", json_pack("{s:i}", "grace_ms", 2000)), NULL);
 	assert_true(json_is_true(json_object_get(json_object_get(a, "result"), "stopped")));
 	assert_true(json_is_true(json_object_get(json_object_get(a, "result"), "turn_ended_in_grace")));
