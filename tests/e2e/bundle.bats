@@ -100,6 +100,24 @@ teardown() {
 	[ ! -e "$B" ] && [ ! -e "$B.manifest.json" ]
 }
 
+@test "bundle build: a large file (copied by the kernel) that grows or shrinks between walk and copy is caught" {
+	head -c 300000 /dev/urandom >"$P/skills/big.md"
+	for change in "echo grown >>'$P/skills/big.md'" "truncate -s 200000 '$P/skills/big.md'"; do
+		printf '#!/bin/sh\n%s\n' "$change" >"$T/hook"
+		chmod +x "$T/hook"
+		PROCTOR_BUNDLE_TEST_HOOK="$T/hook" run "$PROCTOR" bundle build "$P" "$B"
+		[ "$status" -eq 1 ]
+		echo "$output" | grep -qF "skills/big.md: changed between the walk and the copy"
+		[ ! -e "$B" ] && [ ! -e "$B.manifest.json" ]
+	done
+	# Unchanged, it stages with the source's bytes and their hash (sha256sum's).
+	run "$PROCTOR" bundle build "$P" "$B"
+	[ "$status" -eq 0 ]
+	cmp "$P/skills/big.md" "$B/skills/big.md"
+	sum=$(sha256sum "$P/skills/big.md" | cut -d' ' -f1)
+	grep -qF "\"skills/big.md\": \"$sum\"" "$B.manifest.json"
+}
+
 @test "bundle build: a file replaced by a symlink between walk and copy is caught" {
 	printf '#!/bin/sh\nrm "%s/agents/helper.md"\nln -s /etc/passwd "%s/agents/helper.md"\n' "$P" "$P" >"$T/hook"
 	chmod +x "$T/hook"
