@@ -126,3 +126,16 @@ int fd_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
 		unlink(tmp);
 	return r;
 }
+
+int fd_root_dir_ensure(const char *path)
+{
+	struct stat st;
+
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	if (lstat(path, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 0022))
+		return -EPERM;
+	return 0;
+}

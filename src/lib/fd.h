@@ -20,5 +20,9 @@ int fd_set_cloexec(int fd, int on);
 int fd_write_atomic(const char *path, const void *data, size_t len, mode_t mode);
 /* Parse a decimal fd number, verify it is open. 0 or -errno. */
 int fd_parse(const char *s, int *ret_fd);
+/* Create `path` (mode 0700) when absent, then check that it is a directory, not a symlink, owned
+ * by root and writable by no group or other: a place for root's lock files, where nobody else can
+ * take or fake a lock. 0, or -errno (-EPERM when it is not root's alone). */
+int fd_root_dir_ensure(const char *path);
 
 #endif

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../lib/fd.h"
 #include "../lib/util.h"
 
 #define REAP_POLL_MS 5
@@ -214,15 +215,10 @@ static size_t scan(const struct scan *s)
  * when the lock stayed taken). */
 static int kill_lock(uint64_t end)
 {
-	struct stat st;
 	int fd;
 
-	if (mkdir(REAP_KILL_LOCK_DIR, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	if (lstat(REAP_KILL_LOCK_DIR, &st) < 0)
-		return -errno;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 0022))
-		return -EPERM;
+	if ((fd = fd_root_dir_ensure(REAP_KILL_LOCK_DIR)) < 0)
+		return fd;
 	fd = open(REAP_KILL_LOCK_DIR "/reap.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;

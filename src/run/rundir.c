@@ -412,15 +412,10 @@ static int try_slots(const unsigned base[RUN_SLOT_IDS], unsigned slots, unsigned
 int rundir_take_slot(const unsigned base[RUN_SLOT_IDS], unsigned slots, unsigned *ret_slot, int ret_fds[RUN_SLOT_IDS])
 {
 	uint64_t end = now_mono_ms() + RUN_SLOT_WAIT_MS;
-	struct stat st;
 	int r;
 
-	if (mkdir(RUN_LOCK_DIR, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	if (lstat(RUN_LOCK_DIR, &st) < 0)
-		return -errno;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 0022))
-		return -EPERM; /* not ours: someone else could take or fake the locks */
+	if ((r = fd_root_dir_ensure(RUN_LOCK_DIR)) < 0)
+		return r; /* -EPERM: not ours, someone else could take or fake the locks */
 	while ((r = try_slots(base, slots, ret_slot, ret_fds)) == -EBUSY && now_mono_ms() < end) {
 		struct timespec ts = { 0, 100 * 1000000L };
 

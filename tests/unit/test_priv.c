@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "../../src/lib/fd.h"
 #include "../../src/lib/util.h"
 #include "../../src/priv/drop.h"
 #include "../../src/priv/identity.h"
@@ -475,6 +476,40 @@ static void test_reap__concurrent_signals_as_uid_spare_each_other(void **state)
 	}
 }
 
+/* The lock directories of reap and run: root's alone, or refused. */
+static void test_fd__root_dir_ensure_refuses_what_is_not_roots_alone(void **state)
+{
+	char dir[64], path[128], cmd[160];
+	struct stat st;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	strcpy(dir, "/tmp/proctor-unit-rootdir-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/new", dir);
+	assert_int_equal(fd_root_dir_ensure(path), 0); /* created */
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0700 && st.st_uid == 0);
+	assert_int_equal(fd_root_dir_ensure(path), 0); /* there already */
+	assert_int_equal(chmod(path, 0733), 0);
+	assert_int_equal(fd_root_dir_ensure(path), -EPERM); /* others may write */
+	assert_int_equal(chmod(path, 0755), 0);
+	assert_int_equal(chown(path, 2990, 0), 0);
+	assert_int_equal(fd_root_dir_ensure(path), -EPERM); /* not root's */
+	snprintf(path, sizeof(path), "%s/link", dir);
+	assert_int_equal(symlink("/", path), 0);
+	assert_int_equal(fd_root_dir_ensure(path), -EPERM); /* a symlink, even to root's */
+	snprintf(path, sizeof(path), "%s/file", dir);
+	assert_int_equal(close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600)), 0);
+	assert_int_equal(fd_root_dir_ensure(path), -EPERM);
+	snprintf(path, sizeof(path), "%s/no/such", dir);
+	assert_int_equal(fd_root_dir_ensure(path), -ENOENT);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	/* NOLINTNEXTLINE(cert-env33-c): a fixed command on the test's own scratch directory */
+	assert_int_equal(system(cmd), 0);
+}
+
 /* A sender holding the lock (wedged, say) costs a sweep at most its wait: the signal is refused
  * with -ETIMEDOUT, and reap_uid still kills, by scans, within its deadline. */
 static void test_reap__a_held_lock_bounds_the_wait_and_the_sweep_still_kills(void **state)
@@ -693,6 +728,7 @@ int main(void)
 		cmocka_unit_test(test_reap__uid_sweep_kills_a_fork_chain_and_restores_identity),
 		cmocka_unit_test(test_reap__concurrent_signals_as_uid_spare_each_other),
 		cmocka_unit_test(test_reap__a_held_lock_bounds_the_wait_and_the_sweep_still_kills),
+		cmocka_unit_test(test_fd__root_dir_ensure_refuses_what_is_not_roots_alone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
