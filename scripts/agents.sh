@@ -87,8 +87,8 @@ if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
 	[ "$(id -u)" -eq 0 ] || die "nodejs and npm are missing; run as root (apt-get install nodejs npm)"
 	echo "agents: installing nodejs and npm" >&2
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -q >&2
-	apt-get install -y -q --no-install-recommends nodejs npm >&2
+	apt-get -o DPkg::Lock::Timeout=600 update -q >&2
+	apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends nodejs npm >&2
 fi
 
 # Install beside the cache and swap it in, so a failed install never leaves a half tree at $DIR.

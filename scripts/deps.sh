@@ -35,7 +35,8 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 echo "deps: installing:$missing"
+# A fresh machine's apt-daily may hold the dpkg lock for a while after boot: wait for it.
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -q
+apt-get -o DPkg::Lock::Timeout=600 update -q
 # shellcheck disable=SC2086
-apt-get install -y -q --no-install-recommends $missing
+apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends $missing

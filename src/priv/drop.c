@@ -3,8 +3,9 @@
  *
  * libcap-ng is loaded on first use (dlopen) rather than linked: proctor is one binary, and
  * `proctor guard hook`, exec'd before every tool call an agent makes, would otherwise map it for
- * nothing. It is loaded by drop_prepare(), before any fork and while the old privileges still
- * reach every file; a drop for which it cannot be loaded fails, it never goes on with
+ * nothing. It is loaded by drop_load() or drop_prepare(), while the old privileges still reach
+ * every file (`proctor run` loads it before it forks the worker, so a missing library is said at
+ * once); a drop for which it cannot be loaded fails, it never goes on with
  * capabilities. */
 #include "drop.h"
 
@@ -48,6 +49,15 @@ static int capng_lib(void)
 {
 	pthread_once(&capng_once, capng_lib_open);
 	return capng.err;
+}
+
+int drop_load(const char **ret_step)
+{
+	int r = capng_lib();
+
+	if (r < 0)
+		*ret_step = CAPNG_STEP;
+	return r;
 }
 
 int drop_prepare(struct drop_opts *o, const char **ret_step)

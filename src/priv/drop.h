@@ -33,6 +33,10 @@ struct drop_opts {
 	bool allow_root_target;
 };
 
+/* Load libcap-ng (once per process; drop_prepare() does it too): for a caller that forks before
+ * it drops, to fail early with a clear message. 0, or -ELIBACC / -ELIBBAD with the step in
+ * *ret_step. */
+int drop_load(const char **ret_step);
 /* Checks that need the old privileges: target not root (unless allowed), Landlock available
  * when asked for, libcap-ng loaded (-ELIBACC / -ELIBBAD when it cannot be), every Landlock path
  * opened. 0, or -errno with the step in *ret_step. */

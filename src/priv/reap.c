@@ -71,7 +71,10 @@ int reap_status_parse(const char *text, uid_t uid, char *ret_state, bool *ret_ma
 	if (!st || !u || sscanf(u + 6, "%u %u %u %u", &v[0], &v[1], &v[2], &v[3]) != 4 || !st[8])
 		return -EINVAL;
 	*ret_state = st[8];
-	*ret_match = v[0] == uid || v[1] == uid || v[2] == uid || v[3] == uid;
+	/* Real uid REAP_KILL_RUID with saved uid 0 is another sweep in its window (reap_signal_uid),
+	 * root's own process: never the agent's (which cannot get a saved uid of 0) nor ours to kill. */
+	*ret_match =
+		(v[0] == uid || v[1] == uid || v[2] == uid || v[3] == uid) && !(v[0] == REAP_KILL_RUID && v[2] == 0);
 	return 0;
 }
 

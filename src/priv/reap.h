@@ -63,7 +63,8 @@ int reap_signal_uid(uid_t uid, int sig, unsigned wait_ms);
  * included). */
 size_t reap_count_uid(uid_t uid);
 /* From a /proc/PID/status text (starting with a newline): the State letter, and whether `uid`
- * is in any of the four Uid slots. 0, or -EINVAL when either line is missing or malformed. */
+ * is in any of the four Uid slots (never for real uid REAP_KILL_RUID with saved uid 0: another
+ * sweep signalling as `uid`). 0, or -EINVAL when either line is missing or malformed. */
 int reap_status_parse(const char *text, uid_t uid, char *ret_state, bool *ret_match);
 /* Whether this host lets us create a pid namespace (so teardown can be one kill). */
 bool reap_pidns_available(void);

@@ -334,6 +334,10 @@ int run_spawn_worker(struct run *r)
 			 "the agent's sandbox: %s: %s", step, strerror(-err));
 		goto out;
 	}
+	if ((err = drop_load(&step)) < 0) {
+		run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "the agent's drop: %s: %s", step, strerror(-err));
+		goto out;
+	}
 	for (size_t i = 0; i < o.nll; i++) {
 		struct stat st;
 

@@ -516,6 +516,19 @@ EOF
 	[ "$(rget 'r["agent"]["exit_code"]')" = None ]
 }
 
+@test "run: a libcap-ng that cannot be loaded: isolation_failed, exit 3, said before the worker starts" {
+	task "$T/t" exit-at-once.sh
+	mkdir "$T/lib"
+	echo 'not an ELF object' >"$T/lib/libcap-ng.so.0"
+	LD_LIBRARY_PATH="$T/lib" prun "$T/t/task.json"
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq 3 ]
+	result_ok isolation_failed 3
+	rget 'r["reason"]' | grep -q "the agent's drop: load libcap-ng.so.0"
+	[ "$(rget 'r["agent"]["exit_code"]')" = None ]
+	[ ! -s "$R/logs/worker.log" ] # the worker was never forked
+}
+
 @test "run: mockd killed during the run: isolation_failed, exit 3" {
 	task "$T/t" hold.sh "$MOCK"
 	fixture "$T/t"

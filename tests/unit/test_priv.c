@@ -399,6 +399,12 @@ static void test_reap__status_parse_state_and_every_uid_slot(void **state)
 	assert_int_equal(reap_status_parse("\nState:\tZ (zombie)\nUid:\t0\t0\t0\t2000\n", 2000, &st, &match), 0);
 	assert_int_equal(st, 'Z');
 	assert_true(match); /* the fs uid slot counts */
+	/* Another sweep in its window, signalling as 2000: root's process, not the agent's. */
+	assert_int_equal(reap_status_parse("\nState:\tR\nUid:\t4294967294\t2000\t0\t2000\n", 2000, &st, &match), 0);
+	assert_false(match);
+	/* The agent cannot get a saved uid of 0: with any other saved uid it is matched. */
+	assert_int_equal(reap_status_parse("\nState:\tR\nUid:\t4294967294\t2000\t2000\t2000\n", 2000, &st, &match), 0);
+	assert_true(match);
 	assert_int_equal(reap_status_parse("\nState:\tR\nUid:\t1\t2\n", 2, &st, &match), -EINVAL);
 	assert_int_equal(reap_status_parse("\nUid:\t1\t2\t3\t4\n", 2, &st, &match), -EINVAL);
 }
@@ -517,7 +523,7 @@ static void test_reap__a_held_lock_bounds_the_wait_and_the_sweep_still_kills(voi
 	struct reap_result rr;
 	uint64_t t0;
 	pid_t pid;
-	int fd, st, p[2];
+	int fd, st, p[2], ready[2];
 	char c;
 
 	(void)state;
@@ -536,18 +542,23 @@ static void test_reap__a_held_lock_bounds_the_wait_and_the_sweep_still_kills(voi
 	assert_true(now_mono_ms() - t0 < 5000);
 
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		close(p[0]);
+		close(ready[0]);
+		signal(SIGTERM, SIG_IGN); /* only the KILL pass ends it */
 		if (setresgid(2990, 2990, 2990) < 0 || setresuid(2990, 2990, 2990) < 0)
 			_exit(1);
-		signal(SIGTERM, SIG_IGN); /* only the KILL pass ends it */
+		close(ready[1]); /* uid 2990 from here on */
 		pause();
 		_exit(0);
 	}
 	close(p[1]);
-	usleep(50 * 1000);
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 0); /* EOF: the child has its uid (or died) */
+	close(ready[0]);
 	t0 = now_mono_ms();
 	assert_int_equal(reap_uid(2990, 100, 5000, &rr), 0);
 	assert_false(rr.kill_as_uid); /* the scans did it */
