@@ -28,10 +28,21 @@ static const char collect_usage[] =
 	"See proctor-collect(1).\n";
 
 /* The per-task columns of the CSV and the table, in order. */
-static const char *const columns[] = { "dir",        "task_id",          "status",        "exit_code",
-				       "duration_ms", "agent_ms",        "mock_calls",    "mock_hits",
-				       "mock_passthrough", "mock_misses", "guard_denials", "teardown_survivors",
-				       "teardown_errors", "error",       NULL };
+static const char *const columns[] = { "dir",
+				       "task_id",
+				       "status",
+				       "exit_code",
+				       "duration_ms",
+				       "agent_ms",
+				       "mock_calls",
+				       "mock_hits",
+				       "mock_passthrough",
+				       "mock_misses",
+				       "guard_denials",
+				       "teardown_survivors",
+				       "teardown_errors",
+				       "error",
+				       NULL };
 
 /* A cell as text: "" for null. Strings are escaped (they can hold an agent's error text). */
 static char *cell(json_t *v)
@@ -108,8 +119,8 @@ static void print_table(json_t *sum, FILE *f)
 		"DENIALS", "SURVIVORS", "ERRORS");
 	json_array_foreach(json_object_get(sum, "tasks"), i, row) {
 		char *dir = cell(json_object_get(row, "dir")), *err = cell(json_object_get(row, "error"));
-		static const char *const keys[] = { "status",      "exit_code",          "mock_hits",
-						    "mock_passthrough", "mock_misses", "teardown_survivors",
+		static const char *const keys[] = { "status",           "exit_code",    "mock_hits",
+						    "mock_passthrough", "mock_misses",  "teardown_survivors",
 						    "teardown_errors",  "guard_denials" };
 		char *c[8], mocks[64] = "-";
 
@@ -120,8 +131,7 @@ static void print_table(json_t *sum, FILE *f)
 		fprintf(f, "%-24s %-16s %4s %9.3f %14s %7s %9s %6s\n", dir ? dir : "?", c[0] ? c[0] : "?",
 			c[1] && *c[1] ? c[1] : "-",
 			(double)json_integer_value(json_object_get(row, "duration_ms")) / 1000.0, mocks,
-			c[7] && *c[7] ? c[7] : "-",
-			c[5] && *c[5] ? c[5] : "-", c[6] && *c[6] ? c[6] : "-");
+			c[7] && *c[7] ? c[7] : "-", c[5] && *c[5] ? c[5] : "-", c[6] && *c[6] ? c[6] : "-");
 		if (err && *err)
 			fprintf(f, "  %s\n", err);
 		for (size_t k = 0; k < 8; k++)
@@ -147,8 +157,8 @@ static int print_json(json_t *sum, FILE *f)
 int cmd_collect(int argc, char **argv)
 {
 	static const struct option opts[] = { { "format", required_argument, NULL, 'f' },
-					       { "help", no_argument, NULL, 'h' },
-					       { NULL, 0, NULL, 0 } };
+					      { "help", no_argument, NULL, 'h' },
+					      { NULL, 0, NULL, 0 } };
 	const char *format = "json";
 	json_t *sum = NULL;
 	int c, err;

@@ -93,7 +93,8 @@ static int parse_args(int argc, char **argv, struct run_cli *c)
 		}
 	}
 	if (c->suite ? optind != argc : optind + 1 != argc)
-		die(EXIT_USAGE, c->suite ? "--suite takes no task file (see --help)" : "give one task file (see --help)");
+		die(EXIT_USAGE,
+		    c->suite ? "--suite takes no task file (see --help)" : "give one task file (see --help)");
 	if (c->index && !c->suite)
 		die(EXIT_USAGE, "--index needs --suite (see --help)");
 	return -1;

@@ -18,9 +18,9 @@
 #include "../lib/buf.h"
 #include "../lib/strv.h"
 
-const char *const collect_statuses[] = { "completed",       "timeout",      "agent_failed", "isolation_failed",
-					 "teardown_failed", "config_error", "unreadable",   "no_result",
-					 NULL };
+const char *const collect_statuses[] = { "completed",        "timeout",         "agent_failed",
+					 "isolation_failed", "teardown_failed", "config_error",
+					 "unreadable",       "no_result",       NULL };
 
 /* Mock outcomes (journal "outcome") answered from the fixture, and by the real tool. */
 static const char *const hit_outcomes[] = { "exact", "normalized", "subset", NULL };
@@ -57,7 +57,8 @@ static void mock_counts(json_t *mocks, json_t *row)
 	json_object_set_new(row, "mock_calls", json_is_object(mocks) ? json_integer(calls) : json_null());
 	json_object_set_new(row, "mock_hits", json_is_object(mocks) ? json_integer(hits) : json_null());
 	json_object_set_new(row, "mock_passthrough", json_is_object(mocks) ? json_integer(pass) : json_null());
-	json_object_set_new(row, "mock_misses", json_is_object(mocks) ? json_integer(calls - hits - pass) : json_null());
+	json_object_set_new(row, "mock_misses",
+			    json_is_object(mocks) ? json_integer(calls - hits - pass) : json_null());
 }
 
 /* NULL when `r` has the fields a row needs, else which one is wrong. */
@@ -92,17 +93,26 @@ static void fill_row(json_t *r, json_t *row)
 	mock_counts(json_object_get(r, "mocks"), row);
 	json_object_set_new(row, "guard_denials",
 			    json_is_object(guard) ? json_integer(int_at(guard, "denials")) : json_null());
-	json_object_set_new(row, "teardown_survivors", json_integer((json_int_t)json_array_size(
-								 json_object_get(td, "survivors"))));
+	json_object_set_new(row, "teardown_survivors",
+			    json_integer((json_int_t)json_array_size(json_object_get(td, "survivors"))));
 	json_object_set_new(row, "teardown_errors",
 			    json_integer((json_int_t)json_array_size(json_object_get(td, "errors"))));
 }
 
 static void unreadable_row(json_t *row, const char *status, const char *error)
 {
-	static const char *const keys[] = { "task_id",     "exit_code",     "reason",         "duration_ms",
-					    "agent_ms",    "mock_calls",    "mock_hits",      "mock_passthrough",
-					    "mock_misses", "guard_denials", "teardown_survivors", "teardown_errors",
+	static const char *const keys[] = { "task_id",
+					    "exit_code",
+					    "reason",
+					    "duration_ms",
+					    "agent_ms",
+					    "mock_calls",
+					    "mock_hits",
+					    "mock_passthrough",
+					    "mock_misses",
+					    "guard_denials",
+					    "teardown_survivors",
+					    "teardown_errors",
 					    NULL };
 
 	json_object_set_new(row, "status", json_string(status));

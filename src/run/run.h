@@ -45,8 +45,8 @@ struct run_suite_ref {
 struct run_opts {
 	const char *task_file;
 	const struct run_suite_ref *suite; /* NULL: a single task */
-	const char *agents_dir; /* --agents: searched last (doc/AGENTS.md) */
-	const char *out;        /* NULL: runs/<id>-<UTC time> */
+	const char *agents_dir;            /* --agents: searched last (doc/AGENTS.md) */
+	const char *out;                   /* NULL: runs/<id>-<UTC time> */
 	void (*log)(const char *line);
 };
 

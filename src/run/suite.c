@@ -120,8 +120,8 @@ static bool blank(const char *p, size_t n)
 }
 
 /* One line of a JSON Lines suite: a non-empty JSON string, the path of a task file. */
-static int load_line(const char *path, const char *base, const char *p, size_t n, unsigned long line,
-		     struct suite *s, char why[SUITE_WHY_SIZE])
+static int load_line(const char *path, const char *base, const char *p, size_t n, unsigned long line, struct suite *s,
+		     char why[SUITE_WHY_SIZE])
 {
 	json_t *j;
 	const char *rel;
@@ -162,8 +162,7 @@ static int load_lines(const char *path, struct suite *s, char why[SUITE_WHY_SIZE
 	buf_init(&b, SUITE_MAX_FILE_BYTES);
 	err = base ? fd_read_file(base, SUITE_MAX_FILE_BYTES, &b) : -errno;
 	if (err < 0) {
-		snprintf(why, SUITE_WHY_SIZE, "%s: %s", path,
-			 err == -EFBIG ? "larger than 64 MiB" : strerror(-err));
+		snprintf(why, SUITE_WHY_SIZE, "%s: %s", path, err == -EFBIG ? "larger than 64 MiB" : strerror(-err));
 		goto out;
 	}
 	for (size_t at = 0; at < b.len && err == 0;) {
@@ -213,8 +212,8 @@ int suite_select(const struct suite *s, unsigned long index, const char *source,
 		 char why[SUITE_WHY_SIZE])
 {
 	if (index >= s->tasks.n) {
-		snprintf(why, SUITE_WHY_SIZE, "%s: index %lu is out of range: %s has %zu tasks (0 to %zu)", source, index,
-			 s->path, s->tasks.n, s->tasks.n - 1);
+		snprintf(why, SUITE_WHY_SIZE, "%s: index %lu is out of range: %s has %zu tasks (0 to %zu)", source,
+			 index, s->path, s->tasks.n, s->tasks.n - 1);
 		return -ERANGE;
 	}
 	*ret_task = s->tasks.v[index];
@@ -239,7 +238,10 @@ int suite_task_id(const char *task_file, char ret_id[TASK_MAX_ID_LEN + 1], char 
 		snprintf(why, SUITE_WHY_SIZE,
 			 "%s: id: %s (a suite's results are OUT/<id>/, so the id must be readable: 1 to %d of "
 			 "A-Z a-z 0-9 . _ -, not starting with . or -)",
-			 task_file, !j ? "the file is not JSON" : !id ? "missing or not a string" : "not a valid id",
+			 task_file,
+			 !j  ? "the file is not JSON" :
+			 !id ? "missing or not a string" :
+			       "not a valid id",
 			 TASK_MAX_ID_LEN);
 		err = -EINVAL;
 		goto out;

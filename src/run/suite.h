@@ -13,10 +13,10 @@
 #include "task.h"
 
 #define SUITE_MAX_TASKS 100000
-#define SUITE_MAX_FILE_BYTES (64u << 20)  /* a JSON Lines suite */
-#define SUITE_MAX_LINE_BYTES 4096u        /* one line of it: a quoted path */
+#define SUITE_MAX_FILE_BYTES (64u << 20)   /* a JSON Lines suite */
+#define SUITE_MAX_LINE_BYTES 4096u         /* one line of it: a quoted path */
 #define SUITE_MAX_RESULT_BYTES (16u << 20) /* a previous result.json, read to decide a restart */
-#define SUITE_LOCK_WAIT_MS 60000u         /* a previous start of the same task still tearing down */
+#define SUITE_LOCK_WAIT_MS 60000u          /* a previous start of the same task still tearing down */
 #define SUITE_WHY_SIZE 1024
 
 /* The scheduler variables, in the order they are consulted after --index. */
@@ -24,9 +24,9 @@
 #define SUITE_ENV_SLURM "SLURM_ARRAY_TASK_ID"
 
 struct suite {
-	char *path;         /* as given */
-	bool is_dir;        /* a directory of *.json, else a JSON Lines file */
-	struct strv tasks;  /* absolute paths, in suite order */
+	char *path;        /* as given */
+	bool is_dir;       /* a directory of *.json, else a JSON Lines file */
+	struct strv tasks; /* absolute paths, in suite order */
 };
 
 /* The index: `flag` (--index) when not NULL, else the first of JOB_COMPLETION_INDEX and
