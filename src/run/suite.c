@@ -353,16 +353,30 @@ static bool dir_empty_or_absent(int outfd, const char *id)
 	return empty;
 }
 
+/* Move OUT/<id> to OUT/.attempts/<id>-<ms>, or <id>-<ms>.N when a start in the same
+ * millisecond took that name: an earlier attempt is never replaced. */
 static int move_aside(int outfd, const char *out, const char *id, char why[SUITE_WHY_SIZE])
 {
 	char rel[TASK_MAX_ID_LEN + 64];
+	long long ms = (long long)now_epoch_ms();
+	int r = -1;
 
 	if (mkdirat(outfd, ".attempts", 0755) < 0 && errno != EEXIST) {
 		snprintf(why, SUITE_WHY_SIZE, "%s/.attempts: %s", out, strerror(errno));
 		return -errno;
 	}
-	snprintf(rel, sizeof(rel), ".attempts/%s-%lld", id, (long long)now_epoch_ms());
-	if (renameat(outfd, id, outfd, rel) < 0) {
+	for (unsigned n = 0; r < 0 && n < SUITE_MAX_ATTEMPT_NAMES; n++) {
+		if (n == 0)
+			snprintf(rel, sizeof(rel), ".attempts/%s-%lld", id, ms);
+		else
+			snprintf(rel, sizeof(rel), ".attempts/%s-%lld.%u", id, ms, n);
+		r = renameat2(outfd, id, outfd, rel, RENAME_NOREPLACE);
+		if (r < 0 && errno == EINVAL) /* a file system without RENAME_NOREPLACE */
+			r = renameat(outfd, id, outfd, rel);
+		if (r < 0 && errno != EEXIST && errno != ENOTEMPTY)
+			break;
+	}
+	if (r < 0) {
 		snprintf(why, SUITE_WHY_SIZE, "%s/%s: cannot move it to %s/%s: %s", out, id, out, rel, strerror(errno));
 		return -errno;
 	}

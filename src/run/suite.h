@@ -17,6 +17,7 @@
 #define SUITE_MAX_LINE_BYTES 4096u         /* one line of it: a quoted path */
 #define SUITE_MAX_RESULT_BYTES (16u << 20) /* a previous result.json, read to decide a restart */
 #define SUITE_LOCK_WAIT_MS 60000u          /* a previous start of the same task still tearing down */
+#define SUITE_MAX_ATTEMPT_NAMES 100u       /* OUT/.attempts/<id>-<ms>.N for starts in one millisecond */
 #define SUITE_WHY_SIZE 1024
 
 /* The scheduler variables, in the order they are consulted after --index. */

@@ -183,6 +183,29 @@ static void test_suite__out_fresh_done_moved(void **state)
 	assert_int_equal(mkdir(p, 0755), 0);
 	scratch_file("out/t1/result.json", "{\"task_file\": trunc");
 	assert_int_equal(prepare(out, "t1", "/s/t1.json", &code, status, why), SUITE_MOVED);
+	/* Three moves (likely within one millisecond): three attempts kept, none replaced. */
+	snprintf(p, sizeof(p), "ls %s/.attempts | wc -l | grep -qx 3", out);
+	/* NOLINTNEXTLINE(cert-env33-c): a fixed command on the test's own scratch directory */
+	assert_int_equal(system(p), 0);
+}
+
+static void test_suite__out_moves_in_one_millisecond_keep_every_attempt(void **state)
+{
+	char out[128], why[SUITE_WHY_SIZE], status[32], p[256];
+	int code = -1;
+
+	(void)state;
+	snprintf(out, sizeof(out), "%s/out", scratch_dir);
+	assert_int_equal(mkdir(out, 0755), 0);
+	for (int i = 0; i < 5; i++) {
+		snprintf(p, sizeof(p), "%s/t1", out);
+		assert_int_equal(mkdir(p, 0755), 0);
+		scratch_file("out/t1/task.json", "{}");
+		assert_int_equal(prepare(out, "t1", "/s/t1.json", &code, status, why), SUITE_MOVED);
+	}
+	snprintf(p, sizeof(p), "ls %s/.attempts | wc -l | grep -qx 5", out);
+	/* NOLINTNEXTLINE(cert-env33-c): a fixed command on the test's own scratch directory */
+	assert_int_equal(system(p), 0);
 }
 
 static void test_suite__out_lock_is_close_on_exec(void **state)
@@ -207,6 +230,8 @@ int main(void)
 						scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_suite__task_id_read_ahead, scratch_setup, scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_suite__out_fresh_done_moved, scratch_setup, scratch_teardown),
+		cmocka_unit_test_setup_teardown(test_suite__out_moves_in_one_millisecond_keep_every_attempt,
+						scratch_setup, scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_suite__out_lock_is_close_on_exec, scratch_setup, scratch_teardown),
 	};
 
