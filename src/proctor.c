@@ -19,6 +19,7 @@ struct command {
 
 static const struct command commands[] = {
 	{ "run", cmd_run, "evaluate one task inside the whole cage and report what happened" },
+	{ "collect", cmd_collect, "summarise a suite's results: status counts and one row per task" },
 	{ "agents", cmd_agents, "list or show the agent descriptors proctor run can use" },
 	{ "report", cmd_report, "what happened in a run, for a person (text) or a machine (--json)" },
 	{ "mockd", cmd_mockd, "serve recorded CLI responses to the agent over a protected socket" },

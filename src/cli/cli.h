@@ -23,6 +23,7 @@ int cmd_reap(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_guard(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_collect(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
 int cmd_agents(int argc, char **argv);

@@ -216,6 +216,16 @@ static json_t *agent_record(struct run *r)
 			 "stderr_bytes", (json_int_t)r->stderr_bytes, "timed_out", r->timed_out, "turns", r->turns);
 }
 
+static json_t *suite_record(struct run *r)
+{
+	const struct run_suite_ref *s = r->o->suite;
+
+	if (!s)
+		return json_null();
+	return json_pack("{s:s,s:I,s:s,s:I}", "path", s->path, "index", (json_int_t)s->index, "index_from",
+			 s->index_from, "tasks", (json_int_t)s->tasks);
+}
+
 json_t *run_result_json(struct run *r)
 {
 	json_t *dur = json_object(), *j;
@@ -227,13 +237,13 @@ json_t *run_result_json(struct run *r)
 	json_object_set_new(dur, "total", json_integer((json_int_t)(now_mono_ms() - r->t0)));
 	time_rfc3339_ms(r->started_ms, started);
 	time_rfc3339_ms(now, finished);
-	j = json_pack("{s:i,s:s?,s:s,s:s,s:s,s:s?,s:i,s:s,s:s,s:o,s:o,s:o,s:O,s:O,s:o,s:o,s:o,s:o}", "version", 1,
+	j = json_pack("{s:i,s:s?,s:s,s:s,s:s,s:s?,s:i,s:s,s:s,s:o,s:o,s:o,s:O,s:O,s:o,s:o,s:o,s:o,s:o}", "version", 1,
 		      "task_id", r->t.id, "task_file", r->o->task_file, "run_dir", r->dir, "status",
 		      r->status ? r->status : "completed", "reason", r->reason[0] ? r->reason : NULL, "exit_code",
 		      r->exit_code, "started_at", started, "finished_at", finished, "durations_ms", dur, "agent",
 		      agent_record(r), "identity", identity_record(r), "isolation", r->isolation, "bundles", r->bundles,
 		      "mocks", mocks_json(r), "guard", guard_json(r), "private", private_json(r), "teardown",
-		      teardown_json(r));
+		      teardown_json(r), "suite", suite_record(r));
 	return j;
 }
 

@@ -34,10 +34,19 @@
 
 enum run_phase { PH_VALIDATE, PH_STAGE, PH_BUNDLES, PH_MOCKD, PH_GUARD, PH_WORKER, PH_AGENT, PH_TEARDOWN, PH_N };
 
+/* The suite a task came from (proctor run --suite), recorded in result.json as "suite". */
+struct run_suite_ref {
+	const char *path;       /* as given */
+	unsigned long index;    /* 0-based */
+	const char *index_from; /* "--index", "JOB_COMPLETION_INDEX" or "SLURM_ARRAY_TASK_ID" */
+	size_t tasks;           /* how many the suite has */
+};
+
 struct run_opts {
 	const char *task_file;
-	const char *agents_dir; /* --agents: searched last (doc/AGENTS.md) */
-	const char *out;        /* NULL: runs/<id>-<UTC time> */
+	const struct run_suite_ref *suite; /* NULL: a single task */
+	const char *agents_dir;            /* --agents: searched last (doc/AGENTS.md) */
+	const char *out;                   /* NULL: runs/<id>-<UTC time> */
 	void (*log)(const char *line);
 };
 

@@ -105,7 +105,7 @@ bool task_env_reserved(const char *name)
 	       !strncmp(name, "PROCTOR_", 8);
 }
 
-static bool id_ok(const char *s)
+bool task_id_valid(const char *s)
 {
 	size_t n = strlen(s);
 
@@ -480,7 +480,7 @@ static void parse_top(struct ctx *c, json_t *j)
 	if (get_uint(c, json_object_get(j, "version"), "version", 1, 1, &version) < 0)
 		return; /* another version: its fields may mean other things */
 	if ((s = get_str(c, json_object_get(j, "id"), "id"))) {
-		if (!id_ok(s))
+		if (!task_id_valid(s))
 			ERR(c, "%s: id: '%s' must be 1 to %d of A-Z a-z 0-9 . _ -, not starting with . or -", c->file,
 			    s, TASK_MAX_ID_LEN);
 		else

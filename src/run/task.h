@@ -73,6 +73,8 @@ int task_load(const char *file, struct diag *d, struct task *ret);
  * agent script is a regular file; ro_paths exist; every private path exists and lies outside
  * the workspace source, the plugins and ro_paths. Errors to `d`; -EINVAL if any. */
 int task_check_paths(const struct task *t, struct diag *d);
+/* 1 to TASK_MAX_ID_LEN of A-Z a-z 0-9 . _ -, not starting with . or - (it names a directory). */
+bool task_id_valid(const char *s);
 /* Is `name` reserved for proctor in the agent's environment? */
 bool task_env_reserved(const char *name);
 void task_free(struct task *t);

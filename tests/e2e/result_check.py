@@ -243,6 +243,15 @@ def check(r, want_status, want_exit):
     check_mocks(want(r, "mocks", (dict,), "", nullable=True))
     check_guard(want(r, "guard", (dict,), "", nullable=True))
     check_teardown(want(r, "teardown", (dict,), ""), status)
+    suite = want(r, "suite", (dict,), "", nullable=True)
+    if suite is not None:
+        want(suite, "path", (str,), "suite")
+        idx, n = want(suite, "index", (int,), "suite"), want(suite, "tasks", (int,), "suite")
+        if idx is not None and n is not None and not 0 <= idx < n:
+            bad("suite.index", "%r is not below suite.tasks %r" % (idx, n))
+        if want(suite, "index_from", (str,), "suite") not in ("--index", "JOB_COMPLETION_INDEX",
+                                                              "SLURM_ARRAY_TASK_ID"):
+            bad("suite.index_from", "not --index or a scheduler variable")
     if want_status is not None and status != want_status:
         bad("status", "%r, expected %r (reason: %r)" % (status, want_status, reason))
     if want_exit is not None and code != want_exit:
