@@ -199,10 +199,12 @@ try forge-journal "$run/logs/calls.jsonl" sh -c \
 	'echo "{\"tool\":\"uip\",\"argv\":[\"or\",\"jobs\",\"list\"],\"exit\":0}" >>"$1"' _ \
 	"$run/logs/calls.jsonl"
 
-# Writes outside the workspace (HOME and TMPDIR are the only other writable places).
+# Writes outside the workspace (HOME and TMPDIR are the only other writable places): open for
+# append, creating the file if need be. Not touch(1): when open fails it sets the times with
+# utimensat(2), which Landlock does not govern, and succeeds on a file the agent's uid owns.
 for f in /tmp/planted /var/tmp/planted /dev/shm/planted /etc/planted "$HOME/../planted" \
 	"$run/result.json" "$run/../planted"; do
-	try write-outside "$f" touch "$f"
+	try write-outside "$f" sh -c ': >>"$1"' _ "$f"
 done
 try list-other-runs "$run/.." ls "$run/.."
 

@@ -7,6 +7,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,16 +18,18 @@
 
 extern char **environ;
 
+#include "../lib/fd.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 #include "../priv/spawn.h"
 #include "../run/report.h"
 #include "../run/run.h"
 #include "../run/suite.h"
+#include "../run/verdict.h"
 
 static const char run_usage[] =
-	"usage: proctor run TASK.json [--out DIR] [--agents DIR] [--quiet] [--json]\n"
-	"       proctor run --suite SUITE [--index N] [--out OUT] [--agents DIR] [--quiet] [--json]\n"
+	"usage: proctor run TASK.json [--out DIR] [OPTIONS]\n"
+	"       proctor run --suite SUITE [--index N] [--out OUT] [OPTIONS]\n"
 	"Evaluate one task inside the whole cage: stage the workspace and bundles, start mockd as its\n"
 	"own user, arm the guard, run the agent as an unprivileged uid under Landlock (in its own pid\n"
 	"namespace where the host allows), tear everything down, write DIR/result.json and print the\n"
@@ -38,6 +41,10 @@ static const char run_usage[] =
 	"  --agents DIR  agent descriptors searched after the built-in ones (proctor agents list)\n"
 	"  --quiet     no progress lines and no report, only errors\n"
 	"  --json      print `proctor report --json` at the end instead of the text report\n"
+	"  --allow-no-landlock  run where the kernel has no Landlock (gVisor) instead of refusing (exit 4);\n"
+	"              result.json's landlock layer records the decision\n"
+	"  --termination-log PATH  also write one JSON line (at most 4 KB: status, exit code, task id,\n"
+	"              sha256 of result.json) to PATH, e.g. /dev/termination-log in a Kubernetes pod\n"
 	"Exit: 0 the run is over and result.json is final; 3 infrastructure fault (retry); 4 invalid\n"
 	"task or a required isolation layer missing (do not retry); 2 usage. See proctor-run(1).\n";
 
@@ -48,19 +55,25 @@ static void progress(const char *line)
 
 struct run_cli {
 	struct run_opts o;
-	const char *suite, *index, *out;
+	const char *suite, *index, *out, *termlog;
 	bool quiet, json;
+	char *vdir;                /* the run directory the verdict reports, or NULL */
+	char vwhy[SUITE_WHY_SIZE]; /* why there is none */
 };
 
 /* -1 to go on, else the exit code. */
 static int parse_args(int argc, char **argv, struct run_cli *c)
 {
-	static const struct option opts[] = {
-		{ "out", required_argument, NULL, 'o' },    { "quiet", no_argument, NULL, 'q' },
-		{ "agents", required_argument, NULL, 'a' }, { "json", no_argument, NULL, 'j' },
-		{ "suite", required_argument, NULL, 's' },  { "index", required_argument, NULL, 'i' },
-		{ "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 }
-	};
+	static const struct option opts[] = { { "out", required_argument, NULL, 'o' },
+					      { "quiet", no_argument, NULL, 'q' },
+					      { "agents", required_argument, NULL, 'a' },
+					      { "json", no_argument, NULL, 'j' },
+					      { "suite", required_argument, NULL, 's' },
+					      { "index", required_argument, NULL, 'i' },
+					      { "allow-no-landlock", no_argument, NULL, 'L' },
+					      { "termination-log", required_argument, NULL, 'T' },
+					      { "help", no_argument, NULL, 'h' },
+					      { NULL, 0, NULL, 0 } };
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -83,6 +96,12 @@ static int parse_args(int argc, char **argv, struct run_cli *c)
 			break;
 		case 'j':
 			c->json = true;
+			break;
+		case 'L':
+			c->o.allow_no_landlock = true;
+			break;
+		case 'T':
+			c->termlog = optarg;
 			break;
 		case 'h':
 			fputs(run_usage, stdout);
@@ -122,7 +141,7 @@ static int run_one(struct run_cli *c)
 		report_print(dir, c->json, stdout);
 	if (dir && !c->quiet)
 		fprintf(stderr, "proctor run: result in %s/result.json (exit %d)\n", dir, code);
-	free(dir);
+	c->vdir = dir;
 	return code;
 }
 
@@ -139,15 +158,18 @@ static int run_suite(struct run_cli *c)
 	if (suite_index_pick(c->index, environ, &ref.index, &ref.index_from, why) < 0 ||
 	    suite_load(c->suite, &s, why) < 0) {
 		log_error("%s", why);
+		snprintf(c->vwhy, sizeof(c->vwhy), "%s", why);
 		return RUN_EXIT_INVALID;
 	}
 	ref.tasks = s.tasks.n;
 	if (suite_select(&s, ref.index, ref.index_from, &task, why) < 0 || suite_task_id(task, id, why) < 0) {
 		log_error("%s", why);
+		snprintf(c->vwhy, sizeof(c->vwhy), "%s", why);
 		goto out;
 	}
 	if ((r = suite_prepare_out(out, id, task, &lock, &prior, status, why)) < 0) {
 		log_error("%s", why);
+		snprintf(c->vwhy, sizeof(c->vwhy), "%s", why);
 		code = r == -EEXIST ? RUN_EXIT_INVALID : RUN_EXIT_INFRA;
 		goto out;
 	}
@@ -155,6 +177,8 @@ static int run_suite(struct run_cli *c)
 		log_error("already done: %s/%s/result.json is final (status %s, exit %d); not run again", out, id,
 			  status, prior);
 		code = prior;
+		if (asprintf(&c->vdir, "%s/%s", out, id) < 0) /* the verdict is the earlier run's */
+			c->vdir = NULL;
 		goto out;
 	}
 	if (r == SUITE_MOVED)
@@ -174,6 +198,24 @@ out:
 	return code;
 }
 
+/* --termination-log: one line for the container's termination message (verdict.h). The run's
+ * own record is result.json: a verdict that cannot be written is a warning, not a new outcome. */
+static void write_verdict(struct run_cli *c, int code)
+{
+	char *line = NULL;
+	int fd, err;
+
+	if ((err = verdict_line(c->vdir, code, c->vdir ? NULL : c->vwhy, &line)) == 0) {
+		fd = open(c->termlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
+		err = fd < 0 ? -errno : fd_write_all(fd, line, strlen(line));
+		if (fd >= 0 && close(fd) < 0 && err == 0)
+			err = -errno;
+	}
+	if (err < 0)
+		log_error("warning: --termination-log %s: %s", c->termlog, strerror(-err));
+	free(line);
+}
+
 static int run_main(int argc, char **argv)
 {
 	struct run_cli c = { .o = { .log = progress } };
@@ -186,11 +228,17 @@ static int run_main(int argc, char **argv)
 		    "needs root: it creates the agent's and mockd's identities and tears them down "
 		    "(try: sudo proctor run %s)",
 		    c.suite ? "--suite ..." : argv[optind]);
-	if (c.suite)
-		return run_suite(&c);
-	c.o.task_file = argv[optind];
-	c.o.out = c.out;
-	return run_one(&c);
+	if (c.suite) {
+		code = run_suite(&c);
+	} else {
+		c.o.task_file = argv[optind];
+		c.o.out = c.out;
+		code = run_one(&c);
+	}
+	if (c.termlog)
+		write_verdict(&c, code);
+	free(c.vdir);
+	return code;
 }
 
 /* As pid 1 (a container's entrypoint, `unshare --pid --fork`): the kernel gives every orphan

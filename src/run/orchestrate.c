@@ -405,11 +405,12 @@ static int arm_guard(struct run *r)
 	if (err < 0)
 		run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "guard: %s", strerror(-err));
 	else
-		run_layer(
-			r, "guard", "enforced",
-			"%s hook; marker and settings root-owned in guard/, outside the workspace; the kernel (Landlock) "
-			"enforces the same write boundary",
-			harness_name((enum harness)r->t.guard_harness));
+		run_layer(r, "guard", "enforced",
+			  "%s hook; marker and settings root-owned in guard/, outside the workspace; %s",
+			  harness_name((enum harness)r->t.guard_harness),
+			  landlock_abi() ?
+				  "the kernel (Landlock) enforces the same write boundary" :
+				  "no Landlock in this kernel: the hook and file permissions are the boundary");
 	json_decref(cfg);
 	buf_free(&b);
 	free(marker);
@@ -537,7 +538,9 @@ static void record_identity(struct run *r, json_t *res, const struct identity *o
 	run_layer(r, "capabilities", "enforced", "all five sets empty (bounding %016llx)",
 		  (unsigned long long)outside->cap_bnd);
 	run_layer(r, "no_new_privs", "enforced", "NoNewPrivs 1");
-	if (json_is_true(json_object_get(ll, "enforced")))
+	if (r->no_landlock && !json_is_true(json_object_get(ll, "enforced")))
+		; /* "absent", accepted by --allow-no-landlock: recorded when the worker was spawned */
+	else if (json_is_true(json_object_get(ll, "enforced")))
 		run_layer(
 			r, "landlock", "enforced",
 			"ABI %d: read-write workspace/ home/ tmp/; read and execute the system directories, bin/, bundles/, "
@@ -545,7 +548,9 @@ static void record_identity(struct run *r, json_t *res, const struct identity *o
 			abi);
 	else
 		run_layer(r, "landlock", "failed", "the worker reports Landlock is not in effect");
-	if (abi >= 6)
+	if (r->no_landlock)
+		run_layer(r, "landlock_scope", "absent", "no Landlock in this kernel");
+	else if (abi >= 6)
 		run_layer(r, "landlock_scope", "enforced",
 			  "signals and abstract Unix sockets scoped to the agent (ABI %d)", abi);
 	else
@@ -606,8 +611,8 @@ static int hello(struct run *r)
 		json_array_append_new(groups, json_integer(e.want_groups[i]));
 	probes = probe_paths(r);
 	r->nprobes = json_array_size(probes);
-	params = json_pack("{s:{s:i,s:i,s:o},s:o}", "expect", "uid", (int)r->uid, "gid", (int)r->gid, "groups", groups,
-			   "probe_unreadable", probes);
+	params = json_pack("{s:{s:i,s:i,s:o,s:b},s:o}", "expect", "uid", (int)r->uid, "gid", (int)r->gid, "groups",
+			   groups, "landlock", !r->no_landlock, "probe_unreadable", probes);
 	if ((err = run_call(r, "hello", params, RUN_HELLO_MS, &resp)) < 0) {
 		run_worker_lost(r, err, "hello");
 		return err;
@@ -1280,7 +1285,8 @@ static void run_steps(struct run *r, int sigfd)
 		return;
 	}
 	run_phase_end(r, PH_WORKER, t);
-	say(r, "the cage holds (%s); starting the agent", r->pidns ? "pid namespace, Landlock" : "Landlock");
+	say(r, "the cage holds (%s%s); starting the agent", r->pidns ? "pid namespace, " : "",
+	    r->no_landlock ? "no Landlock: accepted by --allow-no-landlock" : "Landlock");
 	t = now_mono_ms();
 	run_turns(r, sigfd);
 	run_phase_end(r, PH_AGENT, t);
@@ -1334,7 +1340,7 @@ int run_task(const struct run_opts *o, struct diag *ret_diag, char **ret_dir)
 			 .stderr_fd = -1,
 			 .left_behind = -1 };
 	sigset_t stop, old;
-	int sigfd, code;
+	int sigfd, code, subreaper = 0;
 	uint64_t t;
 
 	r.t0 = t = now_mono_ms();
@@ -1360,9 +1366,16 @@ int run_task(const struct run_opts *o, struct diag *ret_diag, char **ret_dir)
 		goto out;
 	}
 	save_task(&r);
+	/* The agent's orphans (without a pid namespace: a daemon it double-forked) become our
+	 * children rather than the host init's, so the sweep's kills leave no zombie behind. */
+	prctl(PR_GET_CHILD_SUBREAPER, &subreaper);
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	if (!run_failed(&r) && check_reachable(&r) == 0)
 		run_steps(&r, sigfd);
 	teardown(&r);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	prctl(PR_SET_CHILD_SUBREAPER, subreaper);
 	if (run_write_result(&r) < 0 && r.exit_code == RUN_EXIT_FINAL) {
 		diag_error(&r.d, "%s/result.json could not be written", r.dir);
 		r.exit_code = RUN_EXIT_INFRA;

@@ -47,6 +47,7 @@ struct run_opts {
 	const struct run_suite_ref *suite; /* NULL: a single task */
 	const char *agents_dir;            /* --agents: searched last (doc/AGENTS.md) */
 	const char *out;                   /* NULL: runs/<id>-<UTC time> */
+	bool allow_no_landlock;            /* --allow-no-landlock: run where the kernel has none */
 	void (*log)(const char *line);
 };
 
@@ -80,6 +81,7 @@ struct run {
 	pid_t holder, worker;
 	int worker_pidfd; /* signals go through it: the worker's pid is not our child's */
 	bool pidns, own_proc;
+	bool no_landlock; /* the kernel has none and --allow-no-landlock accepted that */
 	int pidns_err, own_proc_err;
 	int sock;
 	unsigned char nonce[FRAME_NONCE_LEN];

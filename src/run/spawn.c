@@ -318,6 +318,30 @@ static int read_holder(int fd, int msg[3])
 	return read(fd, msg, 3 * sizeof(int)) == 3 * sizeof(int) ? 0 : -EPIPE;
 }
 
+/* The kernel has no Landlock (gVisor has none, nor a kernel before 5.13 or booted without it):
+ * refused, a missing layer (exit 4), unless --allow-no-landlock accepts running without it. Either
+ * way the decision is the landlock layer's entry in result.json. */
+static int no_landlock(struct run *r, struct drop_opts *o)
+{
+	if (!r->o->allow_no_landlock) {
+		run_layer(r, "landlock", "absent",
+			  "refused: this kernel has no Landlock (--allow-no-landlock accepts that)");
+		run_fail(r, "isolation_failed", RUN_EXIT_INVALID,
+			 "the agent's sandbox: this kernel has no Landlock (a gVisor sandbox has none, nor a kernel "
+			 "before 5.13 or booted without it); refusing to run the agent without it. "
+			 "--allow-no-landlock runs it anyway, with writes outside the workspace stopped only by "
+			 "file permissions and the guard");
+		return -EOPNOTSUPP;
+	}
+	o->nll = 0; /* the paths stay owned by the caller's `keep` */
+	o->landlock_scope = false;
+	r->no_landlock = true;
+	run_layer(r, "landlock", "absent",
+		  "accepted by --allow-no-landlock: this kernel has no Landlock, so only file permissions, the "
+		  "agent's own uid and the guard keep its writes inside the workspace");
+	return 0;
+}
+
 int run_spawn_worker(struct run *r)
 {
 	struct drop_opts o = { .uid = r->uid, .gid = r->gid, .landlock_scope = landlock_abi() >= 6 };
@@ -328,10 +352,13 @@ int run_spawn_worker(struct run *r)
 	if (r->t.nmocks)
 		o.groups[o.ngroups++] = r->rgid;
 	/* Checked here for a clear message; the worker opens the paths itself after its mount. */
-	if ((err = worker_rules(r, &o, &keep)) < 0 || (err = (landlock_abi() ? 0 : -EOPNOTSUPP)) < 0) {
-		step = err == -EOPNOTSUPP ? "this kernel has no Landlock" : "Landlock rules";
-		run_fail(r, "isolation_failed", err == -EOPNOTSUPP ? RUN_EXIT_INVALID : RUN_EXIT_INFRA,
-			 "the agent's sandbox: %s: %s", step, strerror(-err));
+	if ((err = worker_rules(r, &o, &keep)) < 0) {
+		run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "the agent's sandbox: Landlock rules: %s",
+			 strerror(-err));
+		goto out;
+	}
+	if (!landlock_abi() && no_landlock(r, &o) < 0) {
+		err = -EOPNOTSUPP;
 		goto out;
 	}
 	if ((err = drop_load(&step)) < 0) {

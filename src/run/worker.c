@@ -402,6 +402,7 @@ static int m_hello(struct worker *w, json_t *params, json_t **ret, struct werr *
 		snprintf(e->msg, sizeof(e->msg), "hello: params.expect needs uid, gid and groups");
 		return -EINVAL;
 	}
+	want.landlock = !json_is_false(json_object_get(x, "landlock")); /* only an explicit false */
 	want.want_uid = (uid_t)json_integer_value(json_object_get(x, "uid"));
 	want.want_gid = (gid_t)json_integer_value(json_object_get(x, "gid"));
 	if (identity_read(&id, &field) < 0) {

@@ -166,6 +166,7 @@ json.dump(t, open(sys.argv[1], "w"))' "$T/demo/task.json" "$SAN_ENV"
 	prun "$T/demo/task.json"
 	echo "$output"
 	echo "$stderr"
+	events || true   # on failure, what the agent did
 	[ "$status" -eq 0 ]
 	result_ok completed 0
 	# honest work: every step ok, the fix made, DIAGNOSIS.md written
@@ -527,6 +528,84 @@ EOF
 	rget 'r["reason"]' | grep -q "the agent's drop: load libcap-ng.so.0"
 	[ "$(rget 'r["agent"]["exit_code"]')" = None ]
 	[ ! -s "$R/logs/worker.log" ] # the worker was never forked
+}
+
+# --- a kernel without Landlock (gVisor), emulated: nolandlock.py makes the Landlock calls ENOSYS
+
+NOLL=$BATS_TEST_DIRNAME/nolandlock.py
+
+# verdict FILE: the --termination-log line, checked: one line of JSON within 4 KB whose
+# result_sha256 is result.json's; prints "status exit_code".
+verdict() {
+	python3 - "$1" "$R/result.json" <<'EOF'
+import hashlib, json, sys
+raw = open(sys.argv[1], "rb").read()
+assert len(raw) <= 4096 and raw.endswith(b"\n") and raw.count(b"\n") == 1, raw
+v = json.loads(raw)
+assert v["result_sha256"] == hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest(), v
+assert v["result"] == sys.argv[2] and v["task_id"] == json.load(open(sys.argv[2]))["task_id"], v
+print(v["status"], v["exit_code"])
+EOF
+}
+
+@test "run: no Landlock (gVisor): refused before the agent runs, exit 4, the decision recorded" {
+	task "$T/t" exit-at-once.sh "$MOCK"
+	fixture "$T/t"
+	run --separate-stderr python3 "$NOLL" "$PROCTOR" run "$T/t/task.json" --out "$R" --termination-log "$T/term"
+	[ "$status" -eq 4 ]
+	echo "$stderr" | grep -qF "this kernel has no Landlock"
+	echo "$stderr" | grep -qF -- "--allow-no-landlock runs it anyway"
+	result_ok isolation_failed 4
+	[ "$(rget 'r["isolation"]["landlock"]["state"]')" = absent ]
+	rget 'r["isolation"]["landlock"]["detail"]' | grep -q '^refused: '
+	[ "$(rget 'r["agent"]["turns"]')" = "[]" ]
+	[ "$(verdict "$T/term")" = "isolation_failed 4" ]
+}
+
+@test "run: --allow-no-landlock runs without it, says so, and still proves the private files unreadable" {
+	task "$T/t" exit-at-once.sh "$MOCK"
+	fixture "$T/t"
+	chmod 0700 "$T/t" # without Landlock only permissions keep the task's files from the agent
+	run --separate-stderr python3 "$NOLL" "$PROCTOR" run "$T/t/task.json" --out "$R" --allow-no-landlock \
+		--termination-log "$T/term"
+	[ "$status" -eq 0 ]
+	result_ok completed 0
+	[ "$(rget 'r["isolation"]["landlock"]["state"]')" = absent ]
+	rget 'r["isolation"]["landlock"]["detail"]' | grep -q '^accepted by --allow-no-landlock'
+	[ "$(rget 'r["isolation"]["landlock_scope"]["state"]')" = absent ]
+	[ "$(rget 'r["isolation"]["fixtures_private"]["state"]')" = enforced ]
+	[ "$(rget 'r["identity"]["verified"]["landlock"]["abi"]')" -eq 0 ]
+	[ "$(verdict "$T/term")" = "completed 0" ]
+	# the same task where the agent's uid can read its files: the probe from inside catches it
+	chmod 0755 "$T/t"
+	rm -rf "$R"
+	run --separate-stderr python3 "$NOLL" "$PROCTOR" run "$T/t/task.json" --out "$R" --allow-no-landlock
+	[ "$status" -eq 3 ]
+	result_ok isolation_failed 3
+	[ "$(rget 'r["isolation"]["fixtures_private"]["state"]')" = failed ]
+	rget 'r["isolation"]["fixtures_private"]["detail"]' | grep -qF "the agent's uid could open $T/t/"
+}
+
+@test "run: --termination-log without a run (a bad index) still says why; a bad path only warns" {
+	task "$T/t" exit-at-once.sh
+	echo "\"$T/t/task.json\"" >"$T/suite.jsonl"
+	run --separate-stderr "$PROCTOR" run --suite "$T/suite.jsonl" --index 7 --out "$T/out" --termination-log "$T/term"
+	[ "$status" -eq 4 ]
+	python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); assert v["status"] is None and v["exit_code"] == 4 and v["result_sha256"] is None and "7" in v["reason"], v' "$T/term"
+	run --separate-stderr "$PROCTOR" run "$T/t/task.json" --out "$R" --termination-log "$T/no/such/dir/term"
+	[ "$status" -eq 0 ]
+	echo "$stderr" | grep -qF -- "warning: --termination-log $T/no/such/dir/term: No such file or directory"
+	result_ok completed 0
+	ln -s "$T/elsewhere" "$T/link" # root does not follow a link to write the verdict
+	run --separate-stderr "$PROCTOR" run --suite "$T/suite.jsonl" --index 0 --out "$T/out" --termination-log "$T/link"
+	[ "$status" -eq 0 ]
+	[ ! -e "$T/elsewhere" ]
+	echo "$stderr" | grep -qF -- "--termination-log $T/link: Too many levels of symbolic links"
+	# a second start of a finished index reports the first run's result
+	run --separate-stderr "$PROCTOR" run --suite "$T/suite.jsonl" --index 0 --out "$T/out" --termination-log "$T/term"
+	[ "$status" -eq 0 ]
+	R=$T/out/e2e-exit-at-once
+	[ "$(verdict "$T/term")" = "completed 0" ]
 }
 
 @test "run: mockd killed during the run: isolation_failed, exit 3" {

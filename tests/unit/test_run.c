@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* test_run.c: the task file parser (every error names file and field), its filesystem checks
  * (private material and fixtures outside the agent's view), worker frames (length, nonce, JSON),
- * the run directory's tree copy (links kept, never followed) and the private-material scan. */
+ * the run directory's tree copy (links kept, never followed), the private-material scan and the
+ * termination-message verdict (one line, 4 KB at most, naming result.json by its sha256). */
 #include "helpers.h"
 
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include "../../src/run/frame.h"
 #include "../../src/run/rundir.h"
 #include "../../src/run/task.h"
+#include "../../src/run/verdict.h"
 #include "../../src/run/worker.h"
 
 /* Parse `text`; on error return the first message (static), else NULL. */
@@ -344,6 +346,86 @@ static void test_rundir__copy_refuses_fifo(void **state)
 	diag_free(&d);
 }
 
+/* The verdict of scratch_dir as a run directory; *ret parsed, the raw line checked. */
+static json_t *verdict_of(const char *dir, int code, const char *why)
+{
+	char *line = NULL;
+	json_t *v;
+
+	assert_int_equal(verdict_line(dir, code, why, &line), 0);
+	assert_true(strlen(line) <= VERDICT_MAX_BYTES);
+	assert_non_null(strchr(line, '\n'));
+	assert_int_equal(strchr(line, '\n')[1], '\0');
+	v = json_loads(line, 0, NULL);
+	assert_non_null(v);
+	free(line);
+	return v;
+}
+
+static void test_verdict__names_result_by_hash(void **state)
+{
+	const char *text = "{\"status\":\"agent_failed\",\"task_id\":\"t1\",\"reason\":\"turn 0 failed\"}";
+	char hex[65], want[300];
+	json_t *v;
+
+	(void)state;
+	scratch_file("result.json", text);
+	assert_int_equal(sha256_hex(text, strlen(text), hex), 0);
+	v = verdict_of(scratch_dir, 0, NULL);
+	assert_string_equal(json_string_value(json_object_get(v, "status")), "agent_failed");
+	assert_int_equal(json_integer_value(json_object_get(v, "exit_code")), 0);
+	assert_string_equal(json_string_value(json_object_get(v, "task_id")), "t1");
+	assert_string_equal(json_string_value(json_object_get(v, "reason")), "turn 0 failed");
+	assert_string_equal(json_string_value(json_object_get(v, "result_sha256")), hex);
+	snprintf(want, sizeof(want), "%s/result.json", scratch_dir);
+	assert_string_equal(json_string_value(json_object_get(v, "result")), want);
+	json_decref(v);
+	/* no run: only the reason */
+	v = verdict_of(NULL, 4, "suite.jsonl:3: not a string");
+	assert_true(json_is_null(json_object_get(v, "status")));
+	assert_true(json_is_null(json_object_get(v, "result_sha256")));
+	assert_int_equal(json_integer_value(json_object_get(v, "exit_code")), 4);
+	assert_string_equal(json_string_value(json_object_get(v, "reason")), "suite.jsonl:3: not a string");
+	json_decref(v);
+}
+
+static void test_verdict__unreadable_and_bounded(void **state)
+{
+	char *big = malloc(128 * 1024), *p;
+	json_t *v;
+
+	(void)state;
+	assert_non_null(big);
+	v = verdict_of(scratch_dir, 3, NULL); /* no result.json */
+	assert_string_equal(json_string_value(json_object_get(v, "status")), "unreadable");
+	assert_non_null(strstr(json_string_value(json_object_get(v, "reason")), "No such file"));
+	assert_true(json_is_null(json_object_get(v, "result_sha256")));
+	json_decref(v);
+	scratch_file("result.json", "{\"status\":");
+	v = verdict_of(scratch_dir, 3, NULL);
+	assert_string_equal(json_string_value(json_object_get(v, "status")), "unreadable");
+	assert_non_null(json_string_value(json_object_get(v, "result_sha256"))); /* of what is there */
+	json_decref(v);
+	/* A reason of 9,000 control characters (six bytes each escaped) and one of 6,000
+	 * multi-byte characters: the line stays within 4 KB, cut on a character boundary. */
+	for (int k = 0; k < 2; k++) {
+		p = big + sprintf(big, "{\"status\":\"timeout\",\"task_id\":\"t\",\"reason\":\"");
+		for (int i = 0; i < 3000; i++)
+			p += sprintf(p, k == 0 ? "\\u0001\\u0002\\u0003" : "\xc3\xa9\xe2\x82\xac");
+		sprintf(p, "\"}");
+		scratch_file("result.json", big);
+		v = verdict_of(scratch_dir, 0, NULL);
+		assert_string_equal(json_string_value(json_object_get(v, "status")), "timeout");
+		if (k == 0)
+			assert_true(json_is_null(json_object_get(v, "reason")));
+		else
+			assert_in_range(json_string_length(json_object_get(v, "reason")), VERDICT_MAX_REASON - 2,
+					VERDICT_MAX_REASON);
+		json_decref(v);
+	}
+	free(big);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -359,6 +441,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rundir__copy_keeps_links_and_finds_private, scratch_setup,
 						scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_rundir__copy_refuses_fifo, scratch_setup, scratch_teardown),
+		cmocka_unit_test_setup_teardown(test_verdict__names_result_by_hash, scratch_setup, scratch_teardown),
+		cmocka_unit_test_setup_teardown(test_verdict__unreadable_and_bounded, scratch_setup, scratch_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
