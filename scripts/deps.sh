@@ -8,7 +8,7 @@
 set -eu
 
 PKGS="build-essential pkg-config libjansson-dev libssl-dev libcap-ng-dev libcmocka-dev bats
-      python3 procps util-linux mandoc gcovr binutils clang"
+      python3 python3-yaml procps util-linux mandoc gcovr binutils clang"
 if [ "${1:-}" = fuzz ] || [ "${1:-}" = all ]; then
 	PKGS="$PKGS libclang-rt-dev"
 fi
