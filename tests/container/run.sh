@@ -109,7 +109,7 @@ tap ok "proctor installed into the rootfs (make install DESTDIR=... PREFIX=/usr)
 # process's) and writes $W/NAME/init.status: the host's view of the container's init process
 # once it is no longer `runc init`.
 container() {
-	local name=$1 id=proctor-test-$$-$1 d=$W/$1 opts=() pid
+	local id=proctor-test-$$-$1 d=$W/$1 opts=() pid
 	shift
 	while [ "$1" != -- ]; do opts+=("$1"); shift; done
 	shift
@@ -134,7 +134,7 @@ PY
 	: >"$d/init.status"
 	while kill -0 "$runner" 2>/dev/null; do
 		pid=""
-		[ -s "$d/pid" ] && { read -r pid <"$d/pid"; } 2>/dev/null || true
+		if [ -s "$d/pid" ]; then { read -r pid <"$d/pid"; } 2>/dev/null || true; fi
 		if [ -n "$pid" ]; then
 			{ IFS= read -r -d '' arg0 <"/proc/$pid/cmdline"; } 2>/dev/null || true
 			if [ -n "$arg0" ] && [ "$arg0" != runc ] && [ "$arg0" != /proc/self/exe ]; then
