@@ -100,8 +100,12 @@ t0=$(date +%s)
 rootfs=$(bash "$HERE/rootfs.sh" "$CACHE")
 echo "# rootfs $rootfs ready in $(($(date +%s) - t0)) s"
 
-make -C "$TOP" --no-print-directory BUILD="$BUILD" uninstall install DESTDIR="$rootfs" PREFIX=/usr >"$W/install.log"
-tap ok "proctor installed into the rootfs (make install DESTDIR=... PREFIX=/usr)"
+if ! make -C "$TOP" --no-print-directory BUILD="$BUILD" uninstall install DESTDIR="$rootfs" PREFIX=/usr \
+	>"$W/install.log" 2>&1; then
+	cat "$W/install.log" >&2
+	echo "test-container: make install DESTDIR=$rootfs failed" >&2
+	exit 1
+fi
 
 # --- one container ----------------------------------------------------------------------------
 # container NAME [config.py options] -- ARGV...: run ARGV as the container's process with runc,
@@ -221,6 +225,7 @@ container probe -- /bin/true
 if [ "$rc" -ne 0 ]; then
 	skip "runc cannot start a container on this host: $(tail -n 3 "$W/probe/log" | tr '\n' ' ')"
 fi
+tap ok "proctor installed into the rootfs (make install DESTDIR=... PREFIX=/usr)"
 tap ok "runc starts a baseline-pod container here (/bin/true)"
 
 ARGV=(proctor run --suite /suite/suite.jsonl --index 0 --out /out)
