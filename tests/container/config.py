@@ -87,6 +87,7 @@ def main():
     ap.add_argument("--caps", default=BASELINE_CAPS)
     ap.add_argument("--errno", action="append", default=[], metavar="NAME=N")
     ap.add_argument("--profile", default="/usr/share/containers/seccomp.json")
+    ap.add_argument("--no-seccomp", action="store_true", help="no seccomp filter (run.sh's probe)")
     ap.add_argument("argv", nargs="+")
     a = ap.parse_args()
     caps = [c for c in a.caps.split(",") if c]
@@ -95,7 +96,10 @@ def main():
     arch = seccomp_oci.UNAME_TO_GOARCH.get(os.uname().machine, "amd64")
     sc = seccomp_oci.convert(profile, caps, arch, seccomp_oci.kernel_tuple(os.uname().release),
                              dict(e.split("=", 1) for e in a.errno))
-    json.dump(config(a.rootfs, a.out, a.suite, caps, sc, a.argv), sys.stdout, indent=1)
+    c = config(a.rootfs, a.out, a.suite, caps, sc, a.argv)
+    if a.no_seccomp:
+        del c["linux"]["seccomp"]
+    json.dump(c, sys.stdout, indent=1)
     sys.stdout.write("\n")
 
 
