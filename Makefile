@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # proctor: build, test, install. `make`, `make check`, `make asan`, `make coverage`, `make fuzz`,
 # `make bench`, `make demo`, `make lint` (clang-format, cppcheck, clang-tidy), `make lint-tests`,
-# `make mutants`.
+# `make mutants`, `make test-container`.
 
 CC       ?= cc
 PREFIX   ?= /usr/local
@@ -120,7 +120,7 @@ LIBFUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/libfuzzer/%,$(FUZZ_SRC))
 BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 .PHONY: all check unit e2e asan coverage fuzz fuzz-build bench demo install uninstall clean weverything wev-clang \
-	lint-tests mutants
+	lint-tests mutants test-container
 # Keep every object (make would delete test objects as intermediates and print it after the
 # tests, so the summary line would no longer be the last one).
 .SECONDARY:
@@ -279,6 +279,15 @@ bench: all $(BENCHES)
 
 demo: all
 	@BUILD=$(BUILD) sh examples/demo.sh
+
+# proctor as the PID 1 of a real container shaped like a Kubernetes "baseline" pod, no daemon:
+# a debootstrap'ed rootfs (cached in /var/cache/proctor-test), Debian's runc, the containers-common
+# seccomp profile (tests/container/run.sh). As root it first installs runc, debootstrap and that
+# profile (scripts/deps.sh container); it skips with the reason when not root or when runc cannot
+# start a container here. The last line is "test-container: N passed, N failed".
+test-container: all
+	@if [ "$$(id -u)" -eq 0 ]; then sh scripts/deps.sh container >&2; fi
+	@BUILD=$(BUILD) bash tests/container/run.sh
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(DATADIR)/proctor/agents

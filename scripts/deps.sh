@@ -3,8 +3,9 @@
 # Install the Debian packages proctor builds and tests with. Idempotent: installs only what is
 # missing, and refreshes the package lists first only when something is missing (a fresh machine
 # has none). Must run as root. `deps.sh fuzz` also installs libFuzzer for `make fuzz`, `deps.sh
-# lint` clang-format, clang-tidy and cppcheck for `make lint`; `deps.sh all` (CI) installs
-# everything any make target uses, in one go.
+# lint` clang-format, clang-tidy and cppcheck for `make lint`, `deps.sh container` runc,
+# debootstrap and the containers default seccomp profile for `make test-container`; `deps.sh all`
+# (CI) installs everything any make target uses, in one go.
 set -eu
 
 PKGS="build-essential pkg-config libjansson-dev libssl-dev libcap-ng-dev libcmocka-dev bats
@@ -14,6 +15,9 @@ if [ "${1:-}" = fuzz ] || [ "${1:-}" = all ]; then
 fi
 if [ "${1:-}" = lint ] || [ "${1:-}" = all ]; then
 	PKGS="$PKGS clang-format clang-tidy cppcheck"
+fi
+if [ "${1:-}" = container ] || [ "${1:-}" = all ]; then
+	PKGS="$PKGS runc debootstrap golang-github-containers-common"
 fi
 
 missing=""
