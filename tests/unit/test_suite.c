@@ -124,6 +124,7 @@ static void test_suite__jsonl_relative_to_file_and_errors(void **state)
 static void test_suite__parse_lines_buffer_and_limits(void **state)
 {
 	static const char text[] = "\"t1/task.json\"\r\n\n \t\n\"/abs/t2.json\"\n\"t3.json\"";
+	static const char line[4] = { '"', 'x', '"', '\n' };
 	struct suite s, keep = { .path = (char *)"untouched" };
 	char why[SUITE_WHY_SIZE], *big;
 	size_t n;
@@ -159,8 +160,8 @@ static void test_suite__parse_lines_buffer_and_limits(void **state)
 	n = 4 * ((size_t)SUITE_MAX_TASKS + 1);
 	big = malloc(n);
 	assert_non_null(big);
-	for (size_t i = 0; i < n; i += 4)
-		memcpy(big + i, "\"x\"\n", 4);
+	for (size_t i = 0; i < n; i += sizeof(line))
+		memcpy(big + i, line, sizeof(line));
 	assert_int_equal(suite_parse_lines("mem", "/s/x", big, n - 4, &s, why), 0);
 	assert_int_equal(s.tasks.n, SUITE_MAX_TASKS);
 	suite_free(&s);
