@@ -117,6 +117,7 @@ all_done() { # the joblog line of a run where every index exited 0
 	# 0.3 s and 4 jobs, several were alive at once.
 	run python3 "$CHECK" overlap "$T/out"
 	[ "$status" -eq 0 ]
+	echo "# $output" >&3 # how many ran at once, and their uids: shown by bats --tap
 	[[ "$output" =~ ^concurrent=([0-9]+)\ uids=([0-9,]+)\ clashes=0$ ]]
 	[ "${BASH_REMATCH[1]}" -ge 2 ] && [ "${BASH_REMATCH[1]}" -le 4 ]
 	[[ "${BASH_REMATCH[2]}" =~ ^2000(,200[1-3])+$ ]]
