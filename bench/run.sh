@@ -184,3 +184,4 @@ reap500 'trap "" TERM;'
 echo "reaping $n500 that ignore TERM: ${t_reap} ms wall, of which 200 ms TERM grace, reap says $(cat "$W/reap.json")"
 sh "$(dirname "$0")/run_task.sh"
 bash "$(dirname "$0")/real_agent.sh"
+bash "$(dirname "$0")/suite_parallel.sh"

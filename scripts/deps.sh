@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Install the Debian packages proctor builds and tests with. Idempotent: installs only what is
+# Install the Debian packages proctor builds and tests with (GNU parallel: tests/e2e/parallel.bats
+# and bench/suite_parallel.sh run a suite through it). Idempotent: installs only what is
 # missing, and refreshes the package lists first only when something is missing (a fresh machine
 # has none). Must run as root. `deps.sh fuzz` also installs libFuzzer for `make fuzz`, `deps.sh
 # lint` clang-format, clang-tidy and cppcheck for `make lint`, `deps.sh container` runc,
@@ -9,7 +10,7 @@
 set -eu
 
 PKGS="build-essential pkg-config libjansson-dev libssl-dev libcap-ng-dev libcmocka-dev bats
-      python3 python3-yaml procps util-linux mandoc gcovr binutils clang"
+      python3 python3-yaml procps util-linux mandoc gcovr binutils clang parallel"
 if [ "${1:-}" = fuzz ] || [ "${1:-}" = all ]; then
 	PKGS="$PKGS libclang-rt-dev"
 fi

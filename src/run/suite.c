@@ -152,11 +152,44 @@ static int load_line(const char *path, const char *base, const char *p, size_t n
 	return err;
 }
 
-static int load_lines(const char *path, struct suite *s, char why[SUITE_WHY_SIZE])
+int suite_parse_lines(const char *name, const char *base, const char *data, size_t len, struct suite *ret,
+		      char why[SUITE_WHY_SIZE])
+{
+	struct suite s = { 0 };
+	unsigned long line = 0;
+	int err = 0;
+
+	if (len > SUITE_MAX_FILE_BYTES) {
+		snprintf(why, SUITE_WHY_SIZE, "%s: larger than %u MiB", name, SUITE_MAX_FILE_BYTES >> 20);
+		return -EFBIG;
+	}
+	if (!(s.path = strdup(name)))
+		return -ENOMEM;
+	for (size_t at = 0; at < len && err == 0;) {
+		const char *p = data + at, *nl = memchr(p, '\n', len - at);
+		size_t n = nl ? (size_t)(nl - p) : len - at;
+
+		line++;
+		if (!blank(p, n))
+			err = load_line(name, base, p, n, line, &s, why);
+		at += n + 1;
+	}
+	if (err == 0 && s.tasks.n == 0) {
+		snprintf(why, SUITE_WHY_SIZE, "%s: no tasks (a suite file holds one JSON string per line)", name);
+		err = -ENOENT;
+	}
+	if (err < 0) {
+		suite_free(&s);
+		return err;
+	}
+	*ret = s;
+	return 0;
+}
+
+static int load_lines(const char *path, struct suite *ret, char why[SUITE_WHY_SIZE])
 {
 	char *base = realpath(path, NULL);
 	struct buf b;
-	unsigned long line = 0;
 	int err;
 
 	buf_init(&b, SUITE_MAX_FILE_BYTES);
@@ -165,15 +198,7 @@ static int load_lines(const char *path, struct suite *s, char why[SUITE_WHY_SIZE
 		snprintf(why, SUITE_WHY_SIZE, "%s: %s", path, err == -EFBIG ? "larger than 64 MiB" : strerror(-err));
 		goto out;
 	}
-	for (size_t at = 0; at < b.len && err == 0;) {
-		const char *p = b.data + at, *nl = memchr(p, '\n', b.len - at);
-		size_t n = nl ? (size_t)(nl - p) : b.len - at;
-
-		line++;
-		if (!blank(p, n))
-			err = load_line(path, base, p, n, line, s, why);
-		at += n + 1;
-	}
+	err = suite_parse_lines(path, base, b.data ? b.data : "", b.len, ret, why);
 out:
 	buf_free(&b);
 	free(base);
@@ -190,14 +215,14 @@ int suite_load(const char *path, struct suite *ret, char why[SUITE_WHY_SIZE])
 		snprintf(why, SUITE_WHY_SIZE, "%s: %s", path, strerror(errno));
 		return -errno;
 	}
+	if (!S_ISDIR(st.st_mode))
+		return load_lines(path, ret, why);
 	if (!(s.path = strdup(path)))
 		return -ENOMEM;
-	s.is_dir = S_ISDIR(st.st_mode);
-	err = s.is_dir ? load_dir(path, &s, why) : load_lines(path, &s, why);
+	s.is_dir = true;
+	err = load_dir(path, &s, why);
 	if (err == 0 && s.tasks.n == 0) {
-		snprintf(why, SUITE_WHY_SIZE, "%s: no tasks (%s)", path,
-			 s.is_dir ? "a suite directory holds NAME.json task files" :
-				    "a suite file holds one JSON string per line");
+		snprintf(why, SUITE_WHY_SIZE, "%s: no tasks (a suite directory holds NAME.json task files)", path);
 		err = -ENOENT;
 	}
 	if (err < 0) {

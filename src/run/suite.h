@@ -46,6 +46,17 @@ int suite_index_pick(const char *flag, char *const *env, unsigned long *ret_inde
 int suite_load(const char *path, struct suite *ret, char why[SUITE_WHY_SIZE]);
 void suite_free(struct suite *s);
 
+/* The JSON Lines parser of suite_load, on a buffer (the fuzzed entry point): `data` of `len`
+ * bytes (at most SUITE_MAX_FILE_BYTES; NUL bytes are data, not an end) read from `name` (named
+ * in why, with the line), each task path resolved relative to the directory of `base` (the
+ * file's real path; a relative base gives relative paths). Lines end at '\n' (a '\r' before it
+ * is blank space); a line over SUITE_MAX_LINE_BYTES, one that is not a non-empty JSON string
+ * without NUL, and more than SUITE_MAX_TASKS tasks are errors. On success *ret is a new suite
+ * (is_dir false, path a copy of name); -EFBIG, -EINVAL, -E2BIG, -ENOENT (no tasks) or -ENOMEM
+ * otherwise, *ret untouched. */
+int suite_parse_lines(const char *name, const char *base, const char *data, size_t len, struct suite *ret,
+		      char why[SUITE_WHY_SIZE]);
+
 /* The task at `index`, or -ERANGE with why naming `source`, the index and the valid range. */
 int suite_select(const struct suite *s, unsigned long index, const char *source, const char **ret_task,
 		 char why[SUITE_WHY_SIZE]);

@@ -119,6 +119,65 @@ static void test_suite__jsonl_relative_to_file_and_errors(void **state)
 	assert_non_null(strstr(why, "/nonexistent/suite: "));
 }
 
+/* The buffer parser (fuzzed by tests/fuzz/fuzz_suite.c): the same lines as a file, its limits
+ * named, and nothing written to *ret on an error. */
+static void test_suite__parse_lines_buffer_and_limits(void **state)
+{
+	static const char text[] = "\"t1/task.json\"\r\n\n \t\n\"/abs/t2.json\"\n\"t3.json\"";
+	static const char line[4] = { '"', 'x', '"', '\n' };
+	struct suite s, keep = { .path = (char *)"untouched" };
+	char why[SUITE_WHY_SIZE], *big;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(suite_parse_lines("mem", "/s/suite.jsonl", text, sizeof(text) - 1, &s, why), 0);
+	assert_false(s.is_dir);
+	assert_string_equal(s.path, "mem");
+	assert_int_equal(s.tasks.n, 3);
+	assert_string_equal(s.tasks.v[0], "/s/t1/task.json");
+	assert_string_equal(s.tasks.v[1], "/abs/t2.json");
+	assert_string_equal(s.tasks.v[2], "/s/t3.json");
+	suite_free(&s);
+	/* A NUL byte is data: it ends neither the buffer nor the line, and no JSON string holds one. */
+	s = keep;
+	assert_int_equal(suite_parse_lines("mem", "/s/x", "\"a.json\"\n\"b\0.json\"\n", 17, &s, why), -EINVAL);
+	assert_non_null(strstr(why, "mem:2: must be a JSON string"));
+	assert_ptr_equal(s.path, keep.path);
+	assert_int_equal(suite_parse_lines("mem", "/s/x", "", 0, &s, why), -ENOENT);
+	assert_non_null(strstr(why, "mem: no tasks"));
+	/* SUITE_MAX_LINE_BYTES: a line one byte longer is refused, with its number. */
+	big = malloc(SUITE_MAX_LINE_BYTES + 8);
+	assert_non_null(big);
+	memset(big, 'a', SUITE_MAX_LINE_BYTES + 8);
+	big[0] = '\n', big[1] = '"', big[SUITE_MAX_LINE_BYTES] = '"';
+	assert_int_equal(suite_parse_lines("mem", "/s/x", big, SUITE_MAX_LINE_BYTES + 1, &s, why), 0);
+	suite_free(&s);
+	big[SUITE_MAX_LINE_BYTES] = 'a', big[SUITE_MAX_LINE_BYTES + 1] = '"';
+	assert_int_equal(suite_parse_lines("mem", "/s/x", big, SUITE_MAX_LINE_BYTES + 2, &s, why), -EINVAL);
+	assert_non_null(strstr(why, "mem:2: longer than 4096 bytes"));
+	free(big);
+	/* SUITE_MAX_TASKS lines load; one more is -E2BIG. "x"\n is 4 bytes a line. */
+	n = 4 * ((size_t)SUITE_MAX_TASKS + 1);
+	big = malloc(n);
+	assert_non_null(big);
+	for (size_t i = 0; i < n; i += sizeof(line))
+		memcpy(big + i, line, sizeof(line));
+	assert_int_equal(suite_parse_lines("mem", "/s/x", big, n - 4, &s, why), 0);
+	assert_int_equal(s.tasks.n, SUITE_MAX_TASKS);
+	suite_free(&s);
+	s = keep;
+	assert_int_equal(suite_parse_lines("mem", "/s/x", big, n, &s, why), -E2BIG);
+	assert_non_null(strstr(why, "mem:100001: more than 100000 tasks"));
+	assert_ptr_equal(s.path, keep.path);
+	free(big);
+	/* SUITE_MAX_FILE_BYTES: refused before a byte is read. */
+	big = calloc(1, (size_t)SUITE_MAX_FILE_BYTES + 1);
+	assert_non_null(big);
+	assert_int_equal(suite_parse_lines("mem", "/s/x", big, (size_t)SUITE_MAX_FILE_BYTES + 1, &s, why), -EFBIG);
+	assert_non_null(strstr(why, "mem: larger than 64 MiB"));
+	free(big);
+}
+
 static void test_suite__task_id_read_ahead(void **state)
 {
 	char why[SUITE_WHY_SIZE], id[TASK_MAX_ID_LEN + 1];
@@ -228,6 +287,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_suite__dir_byte_order_json_only, scratch_setup, scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_suite__jsonl_relative_to_file_and_errors, scratch_setup,
 						scratch_teardown),
+		cmocka_unit_test(test_suite__parse_lines_buffer_and_limits),
 		cmocka_unit_test_setup_teardown(test_suite__task_id_read_ahead, scratch_setup, scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_suite__out_fresh_done_moved, scratch_setup, scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_suite__out_moves_in_one_millisecond_keep_every_attempt,
