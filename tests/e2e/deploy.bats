@@ -36,14 +36,7 @@ setup() {
 
 teardown() {
 	[ -n "${T:-}" ] || return 0
-	local left
-	left=$(procs_ours "$RUN_UIDS")
-	rm -rf "$T"
-	if [ -n "$left" ]; then
-		for u in 2000 2001 2100 2101; do "$PROCTOR" reap --uid "$u" --grace 100 >/dev/null 2>&1; done
-		echo "after the test: processes left behind: $left" >&2
-		return 1
-	fi
+	procs_left_fail
 }
 
 need_yaml() {

@@ -78,3 +78,16 @@ procs_ours() {
 		printf '%s:%s:%s ' "$pid" "$uid" "$comm"
 	done
 }
+
+# The end of a teardown that ran proctor: remove $T, then fail naming them if processes of
+# $RUN_UIDS that procs_ours blames on this test are left; they are reaped first, so one test's
+# leftovers do not fail the next.
+procs_left_fail() {
+	local left u
+	left=$(procs_ours "$RUN_UIDS")
+	rm -rf "$T"
+	[ -n "$left" ] || return 0
+	for u in ${RUN_UIDS//,/ }; do "$PROCTOR" reap --uid "$u" --grace 100 >/dev/null 2>&1; done
+	echo "after the test: processes left behind: $left" >&2
+	return 1
+}

@@ -33,15 +33,8 @@ setup() {
 
 teardown() {
 	[ -n "${T:-}" ] || return 0
-	local left
 	release_slot
-	left=$(procs_ours "$RUN_UIDS")
-	rm -rf "$T"
-	if [ -n "$left" ]; then
-		for u in ${RUN_UIDS//,/ }; do "$PROCTOR" reap --uid "$u" --grace 100 >/dev/null 2>&1; done
-		echo "after the test: processes left behind: $left" >&2
-		return 1
-	fi
+	procs_left_fail
 }
 
 # suite DIR [BUSY...]: DIR/t00.json ... DIR/t19.json (ids t00 ... t19: byte order is index order),

@@ -24,15 +24,8 @@ setup() {
 
 teardown() {
 	[ -n "${T:-}" ] || return 0
-	local left
 	[ -z "${BG:-}" ] || { kill -KILL "$BG" 2>/dev/null; wait "$BG" 2>/dev/null; }
-	left=$(procs_ours "$RUN_UIDS")
-	rm -rf "$T"
-	if [ -n "$left" ]; then
-		for u in 2000 2001 2100 2101; do "$PROCTOR" reap --uid "$u" --grace 100 >/dev/null 2>&1; done
-		echo "after the test: processes left behind: $left" >&2
-		return 1
-	fi
+	procs_left_fail
 }
 
 # suite DIR: three tasks DIR/c.json (exits 3: agent_failed), DIR/a.json (exits 0), DIR/b.json
