@@ -121,6 +121,14 @@ static void string_list(struct loader *l, const json_t *j, const char *key, unsi
 	}
 }
 
+/* A name the descriptor may set or pass through: not empty, no '=', and none of proctor's own
+ * (HOME, TMPDIR, PWD, PATH, PROCTOR_*), which always win. */
+static bool env_name_settable(const char *k)
+{
+	return *k && !strchr(k, '=') && strncmp(k, "PROCTOR_", 8) != 0 && strcmp(k, "HOME") != 0 &&
+	       strcmp(k, "TMPDIR") != 0 && strcmp(k, "PWD") != 0 && strcmp(k, "PATH") != 0;
+}
+
 static void parse_env(struct loader *l, const json_t *j, struct agent_descriptor *a)
 {
 	const json_t *env = json_object_get(j, "env");
@@ -140,8 +148,7 @@ static void parse_env(struct loader *l, const json_t *j, struct agent_descriptor
 		snprintf(field, sizeof(field), "env.%s", k);
 		if (!json_is_string(v))
 			bad(l, field, "must be a string");
-		else if (!*k || strchr(k, '=') || !strncmp(k, "PROCTOR_", 8) || !strcmp(k, "HOME") ||
-			 !strcmp(k, "PATH"))
+		else if (!env_name_settable(k))
 			bad(l, field, "not a name an agent descriptor may set");
 		else if ((why = template_check(json_string_value(v), IN_ENV)))
 			bad(l, field, why);
@@ -172,6 +179,13 @@ static void parse_fields(struct loader *l, const json_t *j, struct agent_descrip
 	string_list(l, j, "plugin_arg", IN_PLUGIN, 8, false, &a->plugin_arg);
 	string_list(l, j, "guard_arg", IN_GUARD, 32, false, &a->guard_arg);
 	string_list(l, j, "env_pass", 0, AGENT_MAX_ENV, false, &a->env_pass);
+	for (size_t i = 0; i < a->env_pass.n; i++)
+		if (!env_name_settable(a->env_pass.v[i])) {
+			char field[64];
+
+			snprintf(field, sizeof(field), "env_pass[%zu]", i);
+			bad(l, field, "not a name an agent descriptor may pass through");
+		}
 	string_list(l, j, "dirs", IN_DIRS, AGENT_MAX_DIRS, false, &a->dirs);
 	parse_env(l, j, a);
 	s = json_string_value(json_object_get(j, "prompt"));

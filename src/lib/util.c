@@ -10,6 +10,14 @@
 
 #include "buf.h"
 
+/* The FORTIFY level glibc applied to this build: __USE_FORTIFY_LEVEL, which <features.h> derives
+ * from _FORTIFY_SOURCE and the optimisation level (0 when either is off, as under the
+ * sanitizers). Kept in both binaries as a string so tests/e2e/hardening.bats can read it from
+ * the installed file, like checksec: the __*_chk imports alone cannot tell level 3 from 2. */
+#define UTIL_STR_(x) #x
+#define UTIL_STR(x) UTIL_STR_(x)
+__attribute__((used)) static const char fortify_level[] = "proctor-fortify-level=" UTIL_STR(__USE_FORTIFY_LEVEL);
+
 int parse_ulong(const char *s, unsigned long min, unsigned long max, unsigned long *ret)
 {
 	unsigned long v;

@@ -45,6 +45,10 @@ int journal_open_mode(struct journal *j, const char *path, bool append)
 	}
 	j->fd = fd;
 	j->size = (unsigned long long)st.st_size;
+	/* Best effort, beyond the end (the size stays): the first JOURNAL_PREALLOC_BYTES of lines
+	 * still fit when a client has filled the filesystem. Past that a write fails, and the call
+	 * is answered with an error, never served unrecorded (server.c). */
+	(void)fallocate(fd, FALLOC_FL_KEEP_SIZE, st.st_size, JOURNAL_PREALLOC_BYTES);
 	return 0;
 }
 

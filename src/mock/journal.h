@@ -13,6 +13,7 @@
 
 /* Default size cap: past it calls fail closed (70) instead of the disk filling up. */
 #define JOURNAL_DEFAULT_MAX_BYTES (1024ull * 1024 * 1024)
+#define JOURNAL_PREALLOC_BYTES (1024 * 1024) /* allocated ahead when opened (journal.c) */
 
 struct journal {
 	int fd; /* -1: journaling off */

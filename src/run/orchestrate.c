@@ -197,6 +197,34 @@ static int take_slot(struct run *r)
 	return 0;
 }
 
+/* RUN/.reserve: RUN_RESERVE_BYTES of disk taken before the agent can take any, given back by
+ * give_back_reserve() after teardown for result.json. A filesystem without that much free fails
+ * the run before it starts. */
+static int take_reserve(struct run *r)
+{
+	int fd = openat(r->dfd, ".reserve", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600), err;
+
+	if (fd < 0)
+		err = errno;
+	else
+		err = posix_fallocate(fd, 0, RUN_RESERVE_BYTES); /* writes zeros where fallocate is missing */
+	if (fd >= 0)
+		close(fd);
+	if (err) {
+		run_fail(r, "isolation_failed", RUN_EXIT_INFRA,
+			 "%s/.reserve: cannot set %u MiB aside for the record: %s", r->dir, RUN_RESERVE_BYTES >> 20,
+			 strerror(err));
+		return -err;
+	}
+	return 0;
+}
+
+static void give_back_reserve(struct run *r)
+{
+	if (r->dfd >= 0)
+		unlinkat(r->dfd, ".reserve", 0);
+}
+
 static int stage_dirs(struct run *r)
 {
 	const struct {
@@ -317,7 +345,7 @@ static int stage(struct run *r)
 {
 	int err, ws;
 
-	if ((err = stage_dirs(r)) < 0)
+	if ((err = take_reserve(r)) < 0 || (err = stage_dirs(r)) < 0)
 		return err;
 	if (r->t.workspace_from) {
 		ws = openat(r->dfd, "workspace", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -677,9 +705,42 @@ static void check_mockd(struct run *r)
 
 /* ---- the agent ---- */
 
+/* Put NAME=VALUE (`kv`, taken) into `env`, replacing an earlier entry of the same name: a later
+ * source wins, and no name is in the agent's environment twice (getenv(3) would return the
+ * first, execve passes both). */
+static void env_put(json_t *env, json_t *kv)
+{
+	const char *s = json_string_value(kv), *eq = s ? strchr(s, '=') : NULL;
+	size_t i, n;
+	json_t *e;
+
+	if (!eq) {
+		json_decref(kv);
+		return;
+	}
+	n = (size_t)(eq - s) + 1;
+	json_array_foreach(env, i, e) {
+		if (!strncmp(json_string_value(e), s, n)) {
+			json_array_set_new(env, i, kv);
+			return;
+		}
+	}
+	json_array_append_new(env, kv);
+}
+
 static void env_add(json_t *env, const char *k, const char *v)
 {
-	json_array_append_new(env, json_sprintf("%s=%s", k, v));
+	env_put(env, json_sprintf("%s=%s", k, v));
+}
+
+static void env_pass_from_caller(json_t *env, const struct strv *names)
+{
+	for (size_t i = 0; i < names->n; i++) {
+		const char *val = getenv(names->v[i]);
+
+		if (val)
+			env_add(env, names->v[i], val);
+	}
 }
 
 static json_t *agent_env(struct run *r, const struct agent_vars *v)
@@ -719,26 +780,22 @@ static json_t *agent_env(struct run *r, const struct agent_vars *v)
 		env_add(env, "PROCTOR_PLUGIN_DIRS", b.data);
 		buf_free(&b);
 	}
-	/* The descriptor's, then the task's (which wins), then what the caller passes through. */
+	/* Then, each replacing an earlier value of the same name: the descriptor's pass-through and
+	 * env, then the task's pass-through and env, so the task wins (doc/AGENTS.md). Neither may
+	 * name what proctor sets above (refused when the descriptor and the task are loaded). */
+	env_pass_from_caller(env, &r->desc.env_pass);
 	for (size_t i = 0; i < r->desc.env.n; i++) {
 		char *val = NULL;
 		const char *why;
 
 		if (agent_expand(r->desc.env.v[i], v, &val, &why) == 0)
-			json_array_append_new(env, json_string(val));
+			env_put(env, json_string(val));
 		free(val);
 	}
+	env_pass_from_caller(env, &r->t.env_pass);
 	for (size_t i = 0; i < r->t.env.n; i++)
 		if (strncmp(r->t.env.v[i], "PATH=", 5) != 0)
-			json_array_append_new(env, json_string(r->t.env.v[i]));
-	for (size_t i = 0; i < r->desc.env_pass.n + r->t.env_pass.n; i++) {
-		const char *name =
-			i < r->desc.env_pass.n ? r->desc.env_pass.v[i] : r->t.env_pass.v[i - r->desc.env_pass.n];
-		const char *val = getenv(name);
-
-		if (val)
-			env_add(env, name, val);
-	}
+			env_put(env, json_string(r->t.env.v[i]));
 	return env;
 }
 
@@ -886,6 +943,10 @@ static int turn_record(struct run *r, int turn, json_t *resp, uint64_t started)
 	json_object_set_new(rec, "status", json_string(status ? status : "unknown"));
 	json_object_set_new(rec, "duration_ms", json_integer((json_int_t)(now_mono_ms() - started)));
 	json_object_del(rec, "type");
+	/* Every key of doc/RESULT.md in every turn: null or false where it does not apply. */
+	if (!json_object_get(rec, "message"))
+		json_object_set_new(rec, "message", json_null());
+	json_object_set_new(rec, "discarded", json_false());
 	json_array_append_new(r->turns, rec);
 	json_decref(r->agent_exit_code);
 	json_decref(r->agent_signal);
@@ -1245,6 +1306,9 @@ static int open_logs(struct run *r)
 		run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "logs/: cannot create the event logs");
 		return -EIO;
 	}
+	/* Best effort (a filesystem without fallocate has none): events that do not fit are counted
+	 * in events_lost either way. */
+	(void)fallocate(r->events_fd, FALLOC_FL_KEEP_SIZE, 0, RUN_EVENTS_PREALLOC_BYTES);
 	return 0;
 }
 
@@ -1376,6 +1440,7 @@ int run_task(const struct run_opts *o, struct diag *ret_diag, char **ret_dir)
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
 	prctl(PR_SET_CHILD_SUBREAPER, subreaper);
+	give_back_reserve(&r);
 	if (run_write_result(&r) < 0 && r.exit_code == RUN_EXIT_FINAL) {
 		diag_error(&r.d, "%s/result.json could not be written", r.dir);
 		r.exit_code = RUN_EXIT_INFRA;

@@ -210,10 +210,11 @@ static json_t *identity_record(struct run *r)
 
 static json_t *agent_record(struct run *r)
 {
-	return json_pack("{s:s?,s:s?,s:O?,s:s?,s:O?,s:O?,s:I,s:I,s:b,s:O}", "kind", r->t.agent_kind, "descriptor",
+	return json_pack("{s:s?,s:s?,s:O?,s:s?,s:O?,s:O?,s:I,s:I,s:I,s:b,s:O}", "kind", r->t.agent_kind, "descriptor",
 			 r->desc_ok ? r->desc.file : NULL, "argv", r->agent_argv, "session_id", r->session_id,
 			 "exit_code", r->agent_exit_code, "signal", r->agent_signal, "events", (json_int_t)r->events,
-			 "stderr_bytes", (json_int_t)r->stderr_bytes, "timed_out", r->timed_out, "turns", r->turns);
+			 "events_lost", (json_int_t)r->events_lost, "stderr_bytes", (json_int_t)r->stderr_bytes,
+			 "timed_out", r->timed_out, "turns", r->turns);
 }
 
 static json_t *suite_record(struct run *r)

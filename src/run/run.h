@@ -31,6 +31,12 @@
 #define RUN_MAX_STDERR_BYTES (16ull << 20)
 #define RUN_MAX_DENIAL_LOG_BYTES (16u << 20)
 #define RUN_MAX_JOURNAL_BYTES (256u << 20)
+/* Disk set aside when the run starts (RUN/.reserve, root's) and given back after teardown, so
+ * an agent that fills the filesystem cannot keep result.json from being written. */
+#define RUN_RESERVE_BYTES (8u << 20)
+/* Allocated ahead for events.jsonl (beyond its end: FALLOC_FL_KEEP_SIZE), so the events of an
+ * agent that fills the filesystem are still recorded up to this much. */
+#define RUN_EVENTS_PREALLOC_BYTES (4u << 20)
 
 enum run_phase { PH_VALIDATE, PH_STAGE, PH_BUNDLES, PH_MOCKD, PH_GUARD, PH_WORKER, PH_AGENT, PH_TEARDOWN, PH_N };
 
@@ -102,7 +108,7 @@ struct run {
 	pid_t agent_pid;
 	bool agent_started, agent_exited, timed_out;
 	json_t *agent_exit_code, *agent_signal;
-	unsigned long long events, events_bytes, stderr_bytes;
+	unsigned long long events, events_bytes, events_lost, stderr_bytes;
 	int events_fd, stderr_fd;
 	long left_behind;
 	/* records */

@@ -306,24 +306,34 @@ static void scan_entry(struct scan *s, int fd, const char *name, const char *rel
 		s->truncated = 1;
 		return;
 	}
-	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	/* The agent is gone by now, so nothing moves: a failure below means a part was not scanned,
+	 * and the scan says so (incomplete) rather than reporting no leak there. */
+	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		s->truncated = 1;
 		return;
+	}
 	if (S_ISDIR(st.st_mode)) {
 		if (depth >= RUN_TREE_MAX_DEPTH) {
 			s->truncated = 1;
 			return;
 		}
-		if ((sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
-			scan_dir(s, sub, path, depth + 1);
-			close(sub);
+		if ((sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+			s->truncated = 1;
+			return;
 		}
+		scan_dir(s, sub, path, depth + 1);
+		close(sub);
 		return;
 	}
 	/* Only files of a private file's exact size are read: the agent decides how big the rest is. */
 	for (size_t i = 0; i < s->npriv; i++)
 		wanted |= S_ISREG(st.st_mode) && st.st_size == s->priv[i].size;
-	if (!wanted || rundir_hash_file(fd, name, sum, NULL) < 0)
+	if (!wanted)
 		return;
+	if (rundir_hash_file(fd, name, sum, NULL) < 0) {
+		s->truncated = 1;
+		return;
+	}
 	for (size_t i = 0; i < s->npriv; i++)
 		if (st.st_size == s->priv[i].size && !strcmp(sum, s->priv[i].sha256) &&
 		    strv_push(&s->priv[i].leaked_into, path) < 0)
@@ -332,11 +342,16 @@ static void scan_entry(struct scan *s, int fd, const char *name, const char *rel
 
 static void scan_dir(struct scan *s, int fd, const char *rel, unsigned depth)
 {
-	DIR *d = fdopendir(fcntl(fd, F_DUPFD_CLOEXEC, 0));
+	int dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
 	struct dirent *e;
 
-	if (!d)
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		s->truncated = 1;
 		return;
+	}
 	while (!s->truncated && (e = readdir(d)))
 		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
 			scan_entry(s, fd, e->d_name, rel, depth);

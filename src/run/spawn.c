@@ -135,7 +135,7 @@ static int wait_ready(int fd, unsigned ms)
 int run_start_mockd(struct run *r)
 {
 	int ready[2], log_fd, err, st;
-	char tail[600];
+	char tail[600], how[64];
 
 	if (!r->t.nmocks)
 		return 0;
@@ -153,15 +153,23 @@ int run_start_mockd(struct run *r)
 		r->mockd_pidfd = (int)syscall(SYS_pidfd_open, r->mockd, 0);
 	if (err == 0)
 		return 0;
+	if (err == -ETIMEDOUT)
+		snprintf(how, sizeof(how), "timed out after %u ms", RUN_READY_MS);
+	else
+		snprintf(how, sizeof(how), "it exited");
 	if (r->mockd > 0) {
 		kill(r->mockd, SIGKILL);
 		waitpid(r->mockd, &st, 0);
 		r->mockd_status = st;
 		r->mockd = 0;
+		if (err != -ETIMEDOUT && WIFEXITED(st))
+			snprintf(how, sizeof(how), "it exited with status %d", WEXITSTATUS(st));
+		else if (err != -ETIMEDOUT && WIFSIGNALED(st))
+			snprintf(how, sizeof(how), "it was killed by signal %d", WTERMSIG(st));
 	}
 	run_log_tail(r, "logs/mockd.log", tail, sizeof(tail));
-	run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "mockd did not become ready (%s): %s",
-		 err == -ETIMEDOUT ? "timed out" : "it exited", tail[0] ? tail : "no output");
+	run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "mockd did not become ready (%s): %s", how,
+		 tail[0] ? tail : "no output");
 	return err;
 }
 
@@ -465,11 +473,12 @@ static void write_event(struct run *r, json_t *ev)
 		json_object_del(ev, "json");
 		json_object_del(ev, "text");
 	}
+	/* An event not in events.jsonl (over the cap, or a full disk) is counted, never silent. */
 	if (json_dump_buf(ev, JSON_COMPACT | JSON_SORT_KEYS, &b) == 0 && buf_putc(&b, '\n') == 0 &&
-	    r->events_bytes + b.len <= RUN_MAX_EVENTS_BYTES) {
-		fd_write_all(r->events_fd, b.data, b.len);
+	    r->events_bytes + b.len <= RUN_MAX_EVENTS_BYTES && fd_write_all(r->events_fd, b.data, b.len) == 0)
 		r->events_bytes += b.len;
-	}
+	else
+		r->events_lost++;
 	buf_free(&b);
 }
 

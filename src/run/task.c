@@ -195,6 +195,9 @@ static void each_env_pass(struct ctx *c, const char *where, const char *s)
 		ERR(c, "%s: %s: '%s' is not an environment variable name", c->file, where, s);
 	else if (task_env_reserved(s))
 		ERR(c, "%s: %s: %s is reserved (proctor sets it)", c->file, where, s);
+	else if (!strcmp(s, "PATH"))
+		ERR(c, "%s: %s: PATH cannot be passed through (the shims come first); set agent.env.PATH", c->file,
+		    where);
 	else
 		push_or_oom(c, &c->t->env_pass, s);
 }

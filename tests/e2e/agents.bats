@@ -21,7 +21,10 @@ setup() {
 }
 
 teardown() {
+	local valid=0
+	result_valid "${T:-}/run" || valid=1
 	[ -n "${T:-}" ] && rm -rf "$T"
+	return $valid
 }
 
 # task KIND PROMPT TURNS-JSON [LIMITS-JSON]: a task for a fake agent
@@ -138,4 +141,46 @@ JSON
 	run "$PROCTOR" run "$T/task.json" --agents "$T/agents" --out "$T/run" --quiet
 	[ "$status" -eq 4 ]
 	echo "$output" | grep -q "agent.command: the 'fake-claude' agent runs its own program"
+}
+
+@test "agents: the agent's environment is proctor's, then the descriptor's, then the task's, each name once, nothing else of the caller's" {
+	cat >"$T/agents/envdump.json" <<'JSON'
+{"version":1,"name":"envdump","argv":["/usr/bin/env"],"prompt":"stdin","events":{"framing":"lines"},
+ "env":{"D_ONLY":"desc","BOTH":"desc","D_TMPL":"{tmp}/x","PASS_AND_SET":"desc"},
+ "env_pass":["D_PASS","OVERRIDDEN","PASS_AND_SET"]}
+JSON
+	cat >"$T/task.json" <<JSON
+{"version":1,"id":"envdump","workspace":{"from":"ws"},
+ "agent":{"kind":"envdump","prompt":"p","env":{"BOTH":"task","OVERRIDDEN":"task","PATH":"/opt/x:/usr/bin:/bin"},
+          "env_pass":["T_PASS"]},
+ "mocks":[{"tool":"uip","fixture":"fx.json","max_requests":10,"passthrough_argv_prefixes":[]}],
+ "limits":{"timeout_s":30}}
+JSON
+	run env D_PASS=dp OVERRIDDEN=caller PASS_AND_SET=caller T_PASS=tp LEAK=secret \
+		"$PROCTOR" run "$T/task.json" --agents "$T/agents" --out "$T/run" --quiet
+	[ "$status" -eq 0 ]
+	[ "$(result "r['status']")" = completed ]
+	python3 - "$T/run" <<'PY'
+import json, os, sys
+run = sys.argv[1]
+lines = [json.loads(l)["text"].rstrip("\n") for l in open(run + "/logs/events.jsonl")]
+names = [l.split("=", 1)[0] for l in lines]
+dup = sorted({n for n in names if names.count(n) > 1})
+assert not dup, ("names twice", dup)
+env = dict(l.split("=", 1) for l in lines)
+want = {
+    "HOME": run + "/home", "TMPDIR": run + "/tmp", "PWD": run + "/workspace",
+    "PROCTOR_WORKSPACE": run + "/workspace", "PROCTOR_PROMPT": "p", "PROCTOR_TURN": "0",
+    "PROCTOR_MOCK_SOCKET": run + "/sock/mock.sock",
+    "PATH": run + "/bin:/opt/x:/usr/bin:/bin",
+    "D_ONLY": "desc", "D_TMPL": run + "/tmp/x", "D_PASS": "dp", "T_PASS": "tp",
+    "BOTH": "task",            # the task's env wins over the descriptor's env
+    "OVERRIDDEN": "task",      # and over the descriptor's pass-through
+    "PASS_AND_SET": "desc",    # the descriptor's env wins over its own pass-through
+}
+for k, v in want.items():
+    assert env.get(k) == v, (k, env.get(k), v)
+extra = sorted(set(env) - set(want))
+assert not extra, ("not proctor's, the descriptor's or the task's", extra)
+PY
 }

@@ -45,6 +45,9 @@ needed() { LC_ALL=C readelf -dW "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
 bind_now() { LC_ALL=C readelf -dW "$1" | grep -qE '\(FLAGS\).*BIND_NOW|\(FLAGS_1\).*NOW|\(BIND_NOW\)'; }
 symbols() { LC_ALL=C readelf -sW "$1" | awk '{ print $8 }' | sed 's/@.*//' | sort -u; }
 undefined() { LC_ALL=C readelf -sW --dyn-syms "$1" | awk '$7 == "UND" { print $8 }' | sed 's/@.*//' | sort -u; }
+# fortify_level FILE: the FORTIFY level glibc applied to the build (__USE_FORTIFY_LEVEL), from
+# the string src/lib/util.c keeps in the binary.
+fortify_level() { grep -a -o 'proctor-fortify-level=[0-9]*' "$1" | sed 's/.*=//' | sort -u; }
 # drop_self ARGS...: proctor drop to the caller's own identity (no other uid is involved), which
 # loads libcap-ng in drop_prepare(); as root it runs CMD, otherwise it fails at setgroups.
 drop_self() { "$P" drop --allow-root-target --uid "$(id -u)" --gid "$(id -g)" --clear-groups "$@"; }
@@ -60,7 +63,9 @@ loaded() { sed -n 's/.*calling init: \(.*\/'"$2"'[^/ ]*\)$/\1/p' "$1" | head -n 
 	undefined "$P" | grep -qx __stack_chk_fail
 	if [ -z "${SANITIZE:-}" ]; then
 		undefined "$P" | grep -qE '^__[a-z0-9_]+_chk$'
+		[ "$(fortify_level "$P")" = 3 ] # the _chk imports alone would not tell 3 from 2
 	else
+		[ "$(fortify_level "$P")" = 0 ]
 		run ! grep -qE '^__[a-z0-9_]+_chk$' <(undefined "$P" | grep -v __stack_chk_fail)
 	fi
 }
@@ -83,6 +88,7 @@ loaded() { sed -n 's/.*calling init: \(.*\/'"$2"'[^/ ]*\)$/\1/p' "$1" | head -n 
 	# Linked in, so defined here rather than imported.
 	symbols "$S" | grep -qx __stack_chk_fail
 	symbols "$S" | grep -qE '^__(snprintf|vsnprintf|memcpy|fprintf|printf|read)_chk$'
+	[ "$(fortify_level "$S")" = 3 ]
 }
 
 @test "hardening: every compilation unit of ours was built with the hardening flags (DWARF producer)" {

@@ -79,6 +79,13 @@ procs_ours() {
 	done
 }
 
+# result_valid RUN: when RUN/result.json exists, it must pass tests/e2e/result_check.py (doc/RESULT.md);
+# for teardowns, so every run of a file is checked whatever its test asserts.
+result_valid() {
+	[ -f "$1/result.json" ] || return 0
+	python3 "$BATS_TEST_DIRNAME/result_check.py" "$1/result.json" >&2
+}
+
 # The end of a teardown that ran proctor: remove $T, then fail naming them if processes of
 # $RUN_UIDS that procs_ours blames on this test are left; they are reaped first, so one test's
 # leftovers do not fail the next.

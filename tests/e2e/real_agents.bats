@@ -24,9 +24,12 @@ setup() {
 }
 
 teardown() {
+	local valid=0
 	real_model_stop
+	result_valid "${T:-}/run" || valid=1
 	[ -n "${T:-}" ] && rm -rf "$T"
 	exec 9>&- || true
+	return $valid
 }
 
 # script: the model script on stdin, with @T@ replaced by the test's directory.

@@ -27,7 +27,7 @@ OPTIONAL_LAYERS = ("landlock_scope", "pid_namespace", "private_proc")  # "absent
 TURN_STATUSES = ("completed", "failed", "turn_timeout", "agent_crashed", "config_error")
 TIME_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 OUTCOMES = ("exact", "normalized", "subset", "passthrough", "cached", "default", "unmocked",
-            "budget", "rejected", "unknown_tool", "bad_request")
+            "budget", "rejected", "unknown_tool", "bad_request", "busy", "client_gone", "error")
 
 problems = []
 
@@ -72,6 +72,7 @@ def check_agent(a, status):
     code = want(a, "exit_code", (int,), "agent", nullable=True)
     sig = want(a, "signal", (int, str), "agent", nullable=True)
     want(a, "events", (int,), "agent")
+    want(a, "events_lost", (int,), "agent")
     want(a, "stderr_bytes", (int,), "agent")
     timed_out = want(a, "timed_out", (bool,), "agent")
     for i, t in enumerate(want(a, "turns", (list,), "agent") or []):
@@ -82,12 +83,29 @@ def check_agent(a, status):
             bad(p + ".status", "unknown turn status %r" % st)
         want(t, "exit_code", (int,), p, nullable=True)
         want(t, "signal", (int, str), p, nullable=True)
+        want(t, "session_id", (str,), p, nullable=True)
+        want(t, "usage", (dict,), p, nullable=True)
+        want(t, "error", (str,), p, nullable=True)
+        msg = want(t, "message", (str,), p, nullable=True)
+        if st in ("turn_timeout", "agent_crashed", "config_error") and msg is None:
+            bad(p + ".message", "null for the error status %s" % st)
         want(t, "lines", (int,), p)
+        recognised = want(t, "recognised", (int,), p)
+        lines = t.get("lines")
+        if is_int(recognised) and is_int(lines) and recognised > lines:
+            bad(p + ".recognised", "%d events recognised of %d lines" % (recognised, lines))
         want(t, "duration_ms", (int,), p)
+        discarded = want(t, "discarded", (bool,), p)
+        if discarded is True and st != "turn_timeout":
+            bad(p + ".discarded", "true for a turn whose status is %s" % st)
     if status == "completed" and (code != 0 or sig is not None):
         bad("agent", "completed needs exit_code 0 and no signal, got %r/%r" % (code, sig))
-    if status == "agent_failed" and code == 0 and sig is None:
-        bad("agent", "agent_failed with exit_code 0 and no signal")
+    # A command agent fails by its exit status; a JSON-lines agent also by reporting a failed
+    # turn, or by exiting without its end-of-turn event, both possibly with exit status 0.
+    turns = a.get("turns") if isinstance(a.get("turns"), list) else []
+    said = any(isinstance(t, dict) and t.get("status") in ("failed", "agent_crashed") for t in turns)
+    if status == "agent_failed" and code == 0 and sig is None and not said:
+        bad("agent", "agent_failed with exit_code 0, no signal and no failed or crashed turn")
     if status == "timeout" and timed_out is not True:
         bad("agent.timed_out", "status timeout but timed_out is %r" % timed_out)
     if status != "timeout" and timed_out is True and status in ("completed", "agent_failed"):
@@ -149,6 +167,7 @@ def check_lists(r):
         leaked = want(pr, "leaked_into", (list,), p)
         if leaked is not None and not all(isinstance(x, str) for x in leaked):
             bad(p + ".leaked_into", "not a list of strings")
+        want(pr, "scan_complete", (bool,), p)
 
 
 def check_mocks(m):

@@ -40,6 +40,7 @@ teardown() {
 	local socks
 	socks=$(find "$T" -type s 2>/dev/null)
 	[ -z "$socks" ] || problems="$problems; sockets left: $socks"
+	if [ -n "${FILL_FS:-}" ]; then umount "$FILL_FS" || problems="$problems; $FILL_FS still mounted"; fi
 	mounts >"$T.mounts.after"
 	if ! cmp -s "$T.mounts" "$T.mounts.after"; then
 		problems="$problems; mounts changed: $(diff "$T.mounts" "$T.mounts.after" | grep '^[<>]')"
@@ -388,15 +389,24 @@ except OSError as e:
 	echo "$output" | grep -q '"attempt":"read-other","blocked":false'
 }
 
-@test "run: an agent that fills its tmp still has its uip call journaled" {
+@test "hostile: an agent that fills the run's filesystem still has its uip call journaled, its events and result.json written" {
+	# The run directory on a 48 MiB tmpfs of its own, so the agent can fill it for real.
+	mkdir "$T/fs"
+	mount -t tmpfs -o size=48m,mode=0755 proctor-e2e-fill "$T/fs" || skip "cannot mount a tmpfs here"
+	FILL_FS=$T/fs
+	R=$T/fs/run
 	task "$T/t" fill-tmp.sh "$MOCK"
 	fixture "$T/t"
 	prun "$T/t/task.json"
+	echo "$stderr"
+	events || true
 	[ "$status" -eq 0 ]
 	result_ok completed 0
-	events | grep -q '"bytes":67108864'
+	events | grep -q '"full":true,"uip_exit":0'  # the disk was full when the agent called uip
 	grep -q '"--fill-tmp"' "$R/logs/calls.jsonl"
 	[ "$(rget 'r["mocks"]["calls"]')" -eq 1 ]
+	[ "$(rget 'r["agent"]["events_lost"]')" -eq 0 ]
+	[ ! -e "$R/.reserve" ] # given back for result.json
 }
 
 @test "run: 100,000 stdout lines become 100,000 events, none split or lost" {
@@ -514,6 +524,10 @@ EOF
 	result_ok isolation_failed 3
 	rget 'r["reason"]' | grep -qi mockd
 	rget 'r["reason"]' | grep -q 'socket path is longer'
+	# its exit status, in the reason and in teardown.mockd_exit
+	code=$(rget 'r["teardown"]["mockd_exit"]')
+	[[ "$code" =~ ^[1-9][0-9]*$ ]]
+	rget 'r["reason"]' | grep -qF "mockd did not become ready (it exited with status $code)"
 	[ "$(rget 'r["agent"]["exit_code"]')" = None ]
 }
 
@@ -629,6 +643,48 @@ EOF
 	rget 'r["reason"]' | grep -qi mockd
 }
 
+@test "run: processes of the agent's uid that keep appearing through teardown: teardown_failed, exit 3, survivors named" {
+	# A root process outside the run keeps starting processes as the agent's uid (what an account
+	# owning the id could do: doc/TASK.md refuses such ids), faster than the sweep can kill them,
+	# for longer than its deadline.
+	task "$T/t" hold.sh
+	"$PROCTOR" run "$T/t/task.json" --out "$R" >"$T/out" 2>&1 &
+	local pid=$! spawner rc=0
+	BG=$pid
+	wait_file "$R/workspace/ready"
+	python3 -c '
+import os, sys, time
+end = time.monotonic() + float(sys.argv[1])
+while time.monotonic() < end:
+    try:
+        if os.fork() == 0:
+            os.setgroups([]); os.setgid(2000); os.setuid(2000)
+            time.sleep(60)
+            os._exit(0)
+    except OSError:
+        time.sleep(0.001)
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                break
+        except ChildProcessError:
+            break
+' 8 &
+	spawner=$!
+	sleep 0.3
+	touch "$R/workspace/go"
+	wait "$pid" || rc=$?
+	BG=
+	kill "$spawner" 2>/dev/null || true
+	wait "$spawner" 2>/dev/null || true
+	"$PROCTOR" reap --uid 2000 --grace 100 >/dev/null 2>&1 || true
+	cat "$T/out"
+	[ "$rc" -eq 3 ]
+	result_ok teardown_failed 3
+	[ "$(rget 'len(r["teardown"]["survivors"]) > 0')" = True ]
+	grep -q 'teardown_failed' "$T/out"
+}
+
 @test "run: the worker killed during the run: isolation_failed, exit 3" {
 	task "$T/t" hold.sh
 	"$PROCTOR" run "$T/t/task.json" --out "$R" >"$T/out" 2>&1 &
@@ -654,8 +710,12 @@ EOF
 
 @test "run: two concurrent runs (slots 2) both complete and neither reaches the other" {
 	local A=$T/runA B=$T/runB
-	task "$T/a" peek.sh "{\"id\": \"e2e-a\", \"identity\": {\"slots\": 2}, \"agent\": {\"command\": [\"./peek.sh\", \"20\"], \"env\": {\"OTHER\": \"$B/workspace\"}}}"
-	task "$T/b" peek.sh "{\"id\": \"e2e-b\", \"identity\": {\"slots\": 2}, \"agent\": {\"command\": [\"./peek.sh\", \"20\"], \"env\": {\"OTHER\": \"$A/workspace\"}}}"
+	local mocks=${MOCK#\{}
+	mocks=${mocks%\}}
+	task "$T/a" peek.sh "{\"id\": \"e2e-a\", \"identity\": {\"slots\": 2}, $mocks, \"agent\": {\"command\": [\"./peek.sh\", \"20\"], \"env\": {\"OTHER\": \"$B/workspace\", \"OTHER_SOCK\": \"$B/sock/mock.sock\"}}}"
+	task "$T/b" peek.sh "{\"id\": \"e2e-b\", \"identity\": {\"slots\": 2}, $mocks, \"agent\": {\"command\": [\"./peek.sh\", \"20\"], \"env\": {\"OTHER\": \"$A/workspace\", \"OTHER_SOCK\": \"$A/sock/mock.sock\"}}}"
+	fixture "$T/a"
+	fixture "$T/b"
 	"$PROCTOR" run "$T/a/task.json" --out "$A" >"$T/a.out" 2>&1 &
 	local pa=$!
 	"$PROCTOR" run "$T/b/task.json" --out "$B" >"$T/b.out" 2>&1 &
@@ -664,6 +724,10 @@ EOF
 	# both agents are up at the same time before either peeks
 	wait_file "$A/workspace/ready"
 	wait_file "$B/workspace/ready"
+	# each agent gets the other's pid as the host numbers it, to signal
+	agent_in "$B/workspace" >"$A/workspace/other.pid"
+	agent_in "$A/workspace" >"$B/workspace/other.pid"
+	[ -s "$A/workspace/other.pid" ] && [ -s "$B/workspace/other.pid" ]
 	touch "$A/workspace/go" "$B/workspace/go"
 	local ra=0 rb=0
 	wait "$pa" || ra=$?
@@ -678,9 +742,17 @@ EOF
 	[ "$(R=$A rget 'r["identity"]["agent_uid"]')" != "$(R=$B rget 'r["identity"]["agent_uid"]')" ]
 	for r in "$A" "$B"; do
 		events "$r"
-		[ "$(events "$r" | grep -c '"attempt"')" -eq 3 ]
+		[ "$(events "$r" | grep -c '"attempt"')" -eq 5 ] # each agent lived to report all five
 		run all_blocked "$r"
 		[ "$status" -eq 0 ]
 		[ ! -e "$r/workspace/planted" ]
 	done
+}
+
+agent_in() { # agent_in DIR: the host pid of the peek.sh whose working directory is DIR
+	local p
+	for p in $(pgrep -f peek.sh); do
+		[ "$(readlink "/proc/$p/cwd")" = "$1" ] && echo "$p" && return 0
+	done
+	return 1
 }

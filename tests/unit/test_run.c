@@ -123,6 +123,8 @@ static void test_task__errors_name_the_field(void **state)
 		  "agent.env.A: must be a string" },
 		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"env_pass\":[\"TMPDIR\"]}}",
 		  "agent.env_pass[0]: TMPDIR is reserved" },
+		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"env_pass\":[\"PATH\"]}}",
+		  "agent.env_pass[0]: PATH cannot be passed through" },
 		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"env\":{\"K\":\"v\"},\"env_pass\":[\"K\"]}}",
 		  "agent.env_pass[0]: K is also set in agent.env" },
 		{ "{\"version\":1,\"id\":\"x\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],\"ro_paths\":[\"rel\"]}}",

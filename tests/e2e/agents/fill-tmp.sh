@@ -1,9 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Writes a $1 MiB file (default 64) into its TMPDIR, then calls uip: the call is still journaled,
-# since the journal lives in RUN/logs, which the agent's writes cannot reach.
-dd if=/dev/zero of="$TMPDIR/fill" bs=1M count="${1:-64}" 2>/dev/null
+# Fills the filesystem of its TMPDIR (up to $1 MiB, default 256), proves it full (one more byte
+# cannot be written), then calls uip: the call must still be journaled and this event recorded,
+# since mockd and proctor set space aside for them before the agent ran.
+dd if=/dev/zero of="$TMPDIR/fill" bs=1M count="${1:-256}" 2>/dev/null
 size=$(wc -c <"$TMPDIR/fill")
+full=false
+printf x 2>/dev/null >"$TMPDIR/one-more" || full=true
 uip or jobs list --fill-tmp >/dev/null 2>&1
-printf '{"agent":"fill-tmp","bytes":%d,"uip_exit":%d}\n' "$size" "$?"
+rc=$?
+printf '{"agent":"fill-tmp","bytes":%d,"full":%s,"uip_exit":%d}\n' "$size" "$full" "$rc"
 exit 0

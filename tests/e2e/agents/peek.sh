@@ -1,8 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Tries to reach another run: lists and reads $OTHER (a workspace or a run directory), writes
-# into it, one event line each; leaves ./mine in its own workspace first so the other side has
-# something to look for. Waits for ./go (at most $1 seconds, default 0) before peeking.
+# into it, connects to $OTHER_SOCK (its mock socket) when set, and signals the pid in
+# ./other.pid (its agent, as the host numbers it) when the test wrote one; one event line each.
+# Leaves ./mine in its own workspace first so the other side has something to look for. Waits
+# for ./go (at most $1 seconds, default 0) before peeking.
 echo "secret of $PROCTOR_WORKSPACE" >mine
 echo "$$" >ready.tmp && mv ready.tmp ready
 i=0
@@ -15,6 +17,8 @@ errno_of() {
 	*"Permission denied"*) echo EACCES ;;
 	*"Operation not permitted"*) echo EPERM ;;
 	*"No such file or directory"*) echo ENOENT ;;
+	*"No such process"*) echo ESRCH ;;
+	*"Connection refused"*) echo ECONNREFUSED ;;
 	*) echo "failed" ;;
 	esac
 }
@@ -29,5 +33,12 @@ peek() { # peek NAME CMD...
 }
 peek list-other ls "$OTHER"
 peek read-other cat "$OTHER/mine"
-peek write-other touch "$OTHER/planted"
+peek write-other sh -c ': >>"$1"/planted' sh "$OTHER"
+if [ -n "${OTHER_SOCK:-}" ]; then
+	peek connect-other python3 -c 'import socket, sys
+socket.socket(socket.AF_UNIX).connect(sys.argv[1])' "$OTHER_SOCK"
+fi
+if [ -s other.pid ]; then
+	peek signal-other kill -TERM "$(cat other.pid)"
+fi
 exit 0
