@@ -184,3 +184,30 @@ extra = sorted(set(env) - set(want))
 assert not extra, ("not proctor's, the descriptor's or the task's", extra)
 PY
 }
+
+@test "agents: the search order is built-in, then \$XDG_CONFIG_HOME/proctor/agents, then --agents; a later one overrides by name" {
+	local xdg=$T/xdg d
+	mkdir -p "$xdg/proctor/agents" "$T/cli"
+	for d in "$xdg/proctor/agents" "$T/cli"; do
+		printf '{"version":1,"name":"command","description":"from %s","argv":["{task_command}"],"prompt":"stdin","events":{"framing":"lines"}}\n' \
+			"$d" >"$d/command.json"
+	done
+	printf '{"version":1,"name":"only-xdg","argv":["/bin/true"],"prompt":"stdin","events":{"framing":"lines"}}\n' \
+		>"$xdg/proctor/agents/only-xdg.json"
+	run env XDG_CONFIG_HOME="$xdg" "$PROCTOR" agents show command
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -q "^file *$xdg/proctor/agents/command.json$"
+	run env XDG_CONFIG_HOME="$xdg" "$PROCTOR" agents show command --agents "$T/cli"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -q "^file *$T/cli/command.json$"
+	run env XDG_CONFIG_HOME="$xdg" "$PROCTOR" agents list --agents "$T/cli"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -q '^only-xdg '
+	echo "$output" | grep -q '^claude-code ' # the built-in ones stay
+	# without XDG_CONFIG_HOME, $HOME/.config stands in for it
+	mkdir -p "$T/home/.config/proctor/agents"
+	cp "$xdg/proctor/agents/only-xdg.json" "$T/home/.config/proctor/agents/"
+	run env -u XDG_CONFIG_HOME HOME="$T/home" "$PROCTOR" agents show only-xdg
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -q "^file *$T/home/.config/proctor/agents/only-xdg.json$"
+}

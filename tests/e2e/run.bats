@@ -211,6 +211,50 @@ json.dump(t, open(sys.argv[1], "w"))' "$T/demo/task.json" "$SAN_ENV"
 	echo "$output" | grep -q 'completed'
 }
 
+@test "report: served, fell through with the nearest rule, passthrough, unused rules and guard denials, as text and JSON" {
+	task "$T/t" report-mix.sh "{\"guard\": {\"harness\": \"claude-code\"}, \"mocks\": [{\"tool\": \"uip\",
+		\"fixture\": \"uip.json\", \"max_requests\": 20, \"passthrough_argv_prefixes\": [[\"docs\", \"ask\"]],
+		\"passthrough_executable\": \"$T/t/real-uip\"}]}"
+	cat >"$T/t/uip.json" <<'EOF'
+{"version": 1,
+ "responses": [{"argv": ["or", "jobs", "list"], "match_mode": "subset", "stdout": "[]\n"},
+               {"argv": ["or", "folders", "list"], "match_mode": "exact", "stdout": "[]\n"}],
+ "default": {"exit_code": 1, "stderr": "Error: not found\n"}}
+EOF
+	printf '#!/bin/sh\necho "the real uip: $*"\n' >"$T/t/real-uip"
+	chmod 0755 "$T/t/real-uip"
+	prun "$T/t/task.json"
+	echo "$stderr"
+	events
+	[ "$status" -eq 0 ]
+	result_ok completed 0
+	events | grep -q '"passthrough_exit":0'
+	events | grep -q '"permissionDecision":"deny"'
+	[ "$(rget 'r["mocks"]["by_tool"]["uip"]')" = "{'subset': 1, 'default': 1, 'passthrough': 1}" ]
+	[ "$(rget 'r["guard"]["denials"]')" -eq 1 ]
+	run "$PROCTOR" report "$R" --json
+	[ "$status" -eq 0 ]
+	echo "$output" >"$T/report.json"
+	python3 - "$T/report.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["fixtures_read"] is True, r.get("fixtures_read")
+d = r["defaulted"]
+assert len(d) == 1 and d[0]["argv"] == ["or", "jobs", "lst", "--folder", "Shared"], d
+assert d[0]["near"] and d[0]["near"][0]["rule"] == 0, d[0]["near"]
+assert r["unused_rules"] == {"uip": [1]}, r["unused_rules"]
+assert r["result"]["guard"]["denials"] == 1
+PY
+	run "$PROCTOR" report "$R"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -q '^  uip  *subset 1 default 1 passthrough 1$'
+	echo "$output" | grep -q '^  fell through (default): or jobs lst --folder Shared$'
+	echo "$output" | grep -q '^      nearest rule #0: '
+	echo "$output" | grep -q '^  unused rules of uip: #1$'
+	echo "$output" | grep -q '^guard     claude-code: 1 denials reported by the hook'
+}
+
 # --- agents that misbehave ----------------------------------------------------------------
 
 @test "run: an agent that exits 0 at once: completed, exit 0" {
