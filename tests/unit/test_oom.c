@@ -30,10 +30,20 @@ static long alloc_calls, fail_from = -1;
 static bool fail_rest, failed;
 
 #ifndef OOM_SANITIZED
+/* glibc's own allocator, which the replacements below call */
+#ifdef __clang__
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wreserved-identifier"
+#endif
+/* NOLINTBEGIN(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp): glibc's names */
 void *__libc_malloc(size_t n);
 void *__libc_calloc(size_t k, size_t n);
 void *__libc_realloc(void *p, size_t n);
 void __libc_free(void *p);
+/* NOLINTEND(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
+#ifdef __clang__
+#pragma clang diagnostic pop
+#endif
 void *malloc(size_t n);
 void *calloc(size_t k, size_t n);
 void *realloc(void *p, size_t n);
