@@ -372,32 +372,51 @@ static int manifest_body(const struct manifest *m, json_t **ret)
 	return 0;
 }
 
+/* jansson 2.14's json_dumps can return damaged text when an allocation fails inside it (seen: a
+ * key's closing quote dropped), so the text is only trusted once it parses back to the same
+ * value and a second dump gives the same bytes. */
+static int canonical_checked(json_t *body, char **ret_text)
+{
+	const size_t flags = JSON_COMPACT | JSON_SORT_KEYS;
+	char *text = json_dumps(body, flags), *again = text ? json_dumps(body, flags) : NULL;
+	json_t *back = again ? json_loads(text, 0, NULL) : NULL;
+	int r = back && !strcmp(text, again) && json_equal(back, body) ? 0 : -ENOMEM;
+
+	json_decref(back);
+	free(again);
+	if (r < 0) {
+		free(text);
+		return r;
+	}
+	*ret_text = text;
+	return 0;
+}
+
 int manifest_canonical(const struct manifest *m, char **ret_text)
 {
 	json_t *body;
-	char *text;
 	int r = manifest_body(m, &body);
 
 	if (r < 0)
 		return r;
 	/* The contract: compact, keys sorted, UTF-8 as is. */
-	text = json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS);
+	r = canonical_checked(body, ret_text);
 	json_decref(body);
-	if (!text)
-		return -ENOMEM;
-	*ret_text = text;
-	return 0;
+	return r;
 }
 
+/* On failure m->digest is left empty: an earlier or half-written digest must not vouch for it. */
 int manifest_digest(struct manifest *m)
 {
 	char *text;
 	int r = manifest_canonical(m, &text);
 
+	if (r == 0) {
+		r = sha256_hex(text, strlen(text), m->digest);
+		free(text);
+	}
 	if (r < 0)
-		return r;
-	r = sha256_hex(text, strlen(text), m->digest);
-	free(text);
+		m->digest[0] = '\0';
 	return r;
 }
 

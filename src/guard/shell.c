@@ -1434,6 +1434,9 @@ void sh_command(struct sh *st, struct tok **w, size_t n)
 	struct func *f;
 	size_t i = 0;
 
+	bool wrapped = st->wrapped;
+
+	st->wrapped = false;
 	if (over_time(st))
 		return;
 	if (st->cmd_nest >= COMMAND_MAX_NEST) {
@@ -1445,9 +1448,10 @@ void sh_command(struct sh *st, struct tok **w, size_t n)
 
 		while (i < n && sh_is_assignment(w[i]->s)) /* assignments before a command are for it alone */
 			assignment(st, w[i++], false);
-		for (r = reserved; i < n && !w[i]->dyn && !w[i]->quoted && *r && strcmp(*r, w[i]->s); r++)
+		/* after a wrapper (`command time -o F`, `env time ...`) a reserved word is a program */
+		for (r = reserved; !wrapped && i < n && !w[i]->dyn && !w[i]->quoted && *r && strcmp(*r, w[i]->s); r++)
 			;
-		if (i < n && *r && !w[i]->quoted && !w[i]->dyn)
+		if (!wrapped && i < n && *r && !w[i]->quoted && !w[i]->dyn)
 			i++;
 		else
 			break;

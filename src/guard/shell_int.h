@@ -51,6 +51,7 @@ struct sh {
 	struct shell_verdict *v;
 	int depth;
 	int cmd_nest; /* sh_command calls open inside one another (wrappers) */
+	bool wrapped; /* the next sh_command runs a program a wrapper names: no reserved words there */
 	char cwd[PATH_MAX];
 	bool cwd_known;
 	bool cdpath; /* CDPATH was set: a relative cd goes where the guard cannot tell */

@@ -414,6 +414,9 @@ static void prog_rsync(struct sh *st, struct tok **w, size_t n)
 		for (size_t i = 1; i < n; i++)
 			del |= !strncmp(lit(w[i]), "--delete", 8) || !strncmp(lit(w[i]), "--remove-source-files", 21);
 		remote_check(st, "rsync", a.ops[a.nops - 1]);
+		/* --remove-source-files deletes what was sent: each source is removed */
+		for (size_t i = 0; has_word(w, n, "--remove-source-files") && i + 1 < a.nops; i++)
+			sh_target(st, "rsync --remove-source-files", a.ops[i], SHELL_REMOVE);
 		/* --delete removes what the source lacks, the guard's files included */
 		sh_target(st, del ? "rsync --delete" : "rsync", a.ops[a.nops - 1], del ? SHELL_REMOVE : SHELL_WRITE);
 	}
@@ -879,7 +882,7 @@ static const struct wrapper wrappers[] = {
 	{ "strace", { "oeEpsuPSaIXb", "o", "--output --trace --signal --attach --user", "--output" }, 0, NULL },
 	{ "ltrace", { "oeEpsuaAnIlLxF", "o", "--output", "--output" }, 0, NULL },
 	{ "valgrind", { "", "", "--log-file --xml-file --tool", "--log-file --xml-file" }, 0, NULL },
-	{ "unshare", { "SGRw", "", "--setuid --setgid --root --wd --map-user --map-group", NULL }, 0, NULL },
+	{ "unshare", { "SGRw", "", "--setuid --setgid --root --wd --map-user --map-group", NULL }, 0, "w" },
 	{ "nsenter", { "tSGrw", "", "--target --setuid --setgid --root --wd", NULL }, 0, NULL },
 	{ "caffeinate", { "t", "", NULL, NULL }, 0, NULL },
 	{ "unbuffer", { "", "", NULL, NULL }, 0, NULL },
@@ -921,9 +924,70 @@ static void inner(struct sh *st, struct tok **w, size_t n, size_t i, const struc
 	memcpy(saved, st->cwd, sizeof(saved));
 	if (dir)
 		sh_cd(st, sh_word(st, dir, d, sizeof(d)) && d[0] != '~' ? d : NULL);
+	st->wrapped = true;
 	sh_command(st, w + i, n - i);
 	memcpy(st->cwd, saved, sizeof(saved));
 	st->cwd_known = known;
+}
+
+/* A shell that reads its commands from stdin: a heredoc or here-string is analysed, a pipe or a
+ * file is refused (the guard cannot see what it holds). */
+static void shell_on_stdin(struct sh *st, const char *name)
+{
+	if (st->stdin_text)
+		sh_script(st, name, st->stdin_text);
+	else if (st->stdin_unknown || st->stdin_file)
+		sh_deny(st, "%s: reads the commands to run from its input; run them directly", name);
+}
+
+/* nsenter -r/-w (--root/--wd, a value only when attached) and -W (--wdns) move the command to the
+ * target's root or directory, which the guard cannot know. Options end at the first operand. */
+static bool nsenter_moves(struct tok **w, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		const char *s = lit(w[i]);
+
+		if (!strcmp(s, "--"))
+			return false;
+		if (!strncmp(s, "--root", 6) || !strncmp(s, "--wd", 4))
+			return true;
+		if (s[0] != '-')
+			return false; /* the command */
+		if (in_words(s, "--target --setuid --setgid"))
+			i++;
+		for (const char *c = s + 1; s[1] != '-' && *c; c++) {
+			if (strchr("rwW", *c))
+				return true;
+			if (strchr("tSG", *c)) {
+				i += !c[1];
+				break;
+			}
+		}
+	}
+	return false;
+}
+
+/* perf SUBCOMMAND [options] [command]: -o/--output name the file written; the profiled command is
+ * found as an unknown wrapper's is, by the first word that names a program the guard knows. */
+static void run_perf(struct sh *st, struct tok **w, size_t n)
+{
+	char v[PATH_MAX];
+
+	for (size_t i = 2; i < n; i++) {
+		const char *s = lit(w[i]);
+
+		if ((!strcmp(s, "-o") || !strcmp(s, "--output")) && i + 1 < n)
+			sh_target(st, "perf -o", w[++i], SHELL_WRITE);
+		else if (!strncmp(s, "--output=", 9))
+			opt_target(st, "perf -o", w[i], s + 9);
+		else if (!strncmp(s, "-o", 2) && s[2])
+			opt_target(st, "perf -o", w[i], s + 2);
+		else if (s[0] != '-' && sh_word(st, w[i], v, sizeof(v)) && tables_is_known_actor(sh_base(v))) {
+			st->wrapped = true;
+			sh_command(st, w + i, n - i);
+			return;
+		}
+	}
 }
 
 static void run_wrapper(struct sh *st, const struct wrapper *wr, struct tok **w, size_t n, const char *name)
@@ -937,7 +1001,10 @@ static void run_wrapper(struct sh *st, const struct wrapper *wr, struct tok **w,
 		for (i = 1; i < n && lit(w[i])[0] == '-'; i++)
 			if (strchr(lit(w[i]), 'v') || strchr(lit(w[i]), 'V'))
 				return; /* command -v: a lookup, runs nothing */
-		inner(st, w, n, i, NULL);
+		/* runs in this shell: `command cd DIR` moves it, so the directory is not restored */
+		st->wrapped = i < n;
+		if (i < n)
+			sh_command(st, w + i, n - i);
 		return;
 	}
 	if (!strcmp(name, "env")) {
@@ -986,15 +1053,18 @@ static void run_wrapper(struct sh *st, const struct wrapper *wr, struct tok **w,
 		if ((wr->chdir_opt && s[0] == '-' && s[1] == wr->chdir_opt[0] && !s[2]) || !strcmp(s, "--chdir") ||
 		    !strcmp(s, "--wd"))
 			dir = w[i + 1];
-		if (!strncmp(s, "--chdir=", 8) && !strcmp(name, "env")) {
+		if ((!strncmp(s, "--chdir=", 8) && !strcmp(name, "env")) ||
+		    (!strncmp(s, "--wd=", 5) && !strcmp(name, "unshare"))) {
 			dtok = *w[i];
-			dtok.s = w[i]->s + 8;
+			dtok.s = strchr(w[i]->s, '=') + 1;
 			dtok.nsub = 0;
 			dir = &dtok;
 			continue;
 		}
+		/* unshare -r maps root (no directory); nsenter's -r and -w take their value attached or not
+		 * at all (the target's root and directory), checked by nsenter_moves() */
 		if (!strncmp(s, "--chdir=", 8) || !strcmp(s, "-R") || !strncmp(s, "--chroot", 8) ||
-		    !strncmp(s, "--root", 6) || !strcmp(s, "-r")) {
+		    !strncmp(s, "--root", 6) || (!strcmp(s, "-r") && strcmp(name, "unshare"))) {
 			if (!strcmp(name, "sudo") || !strcmp(name, "unshare") || !strcmp(name, "nsenter") ||
 			    !strcmp(name, "proot")) {
 				sh_deny(st, "%s: changes the root or directory in a way the guard does not follow",
@@ -1002,6 +1072,14 @@ static void run_wrapper(struct sh *st, const struct wrapper *wr, struct tok **w,
 				return;
 			}
 		}
+	}
+	if (!strcmp(name, "nsenter") && nsenter_moves(w, n)) {
+		sh_deny(st, "nsenter: changes the root or directory in a way the guard does not follow");
+		return;
+	}
+	if (!strcmp(name, "perf")) {
+		run_perf(st, w, n);
+		return;
 	}
 	parse_args(st, w, n, &wr->o, name, &a, true);
 	if (st->v->deny)
@@ -1016,11 +1094,15 @@ static void run_wrapper(struct sh *st, const struct wrapper *wr, struct tok **w,
 	}
 	for (int k = 0; k < wr->skip && i < n; k++)
 		i++;
-	if ((!strcmp(name, "sudo") && (a.flag['s'] || a.flag['i']) && i >= n) ||
-	    (!strcmp(name, "sudo") && a.flag['e'])) {
-		if (a.flag['e'])
-			for (size_t k = i; k < n; k++)
-				sh_target(st, "sudo -e", w[k], SHELL_WRITE);
+	if (!strcmp(name, "sudo") && a.flag['e']) {
+		for (size_t k = i; k < n; k++)
+			sh_target(st, "sudo -e", w[k], SHELL_WRITE);
+		return;
+	}
+	/* sudo -s/-i, doas -s and pkexec with no command run a shell that reads its commands from stdin */
+	if (i >= n && ((!strcmp(name, "sudo") && (a.flag['s'] || a.flag['i'])) ||
+		       (!strcmp(name, "doas") && a.flag['s']) || !strcmp(name, "pkexec"))) {
+		shell_on_stdin(st, name);
 		return;
 	}
 	inner(st, w, n, i, dir);
@@ -1035,18 +1117,24 @@ static void run_su(struct sh *st, struct tok **w, size_t n, const char *name)
 	struct args a;
 	char v[SHELL_MAX_SCRIPT_BYTES > 8192 ? 8192 : SHELL_MAX_SCRIPT_BYTES];
 
-	for (size_t i = 1; i + 1 < n; i++) {
-		const char *s = lit(w[i]);
+	for (size_t i = 1; i < n; i++) {
+		const char *s = lit(w[i]), *c = s[0] ? s + 1 : s;
 
-		if (!strcmp(s, "-c") || !strcmp(s, "--command") || !strcmp(s, "--session-command")) {
-			if (!sh_word(st, w[i + 1], v, sizeof(v)))
+		if (!strncmp(s, "--command=", 10) || !strncmp(s, "--session-command=", 18)) {
+			sh_script(st, name, strchr(s, '=') + 1);
+			return;
+		}
+		/* -c SCRIPT, -cSCRIPT and clusters such as -lc or -mc; -s, -g, -G, -u, -w take a value */
+		if (s[0] == '-' && s[1] != '-')
+			c += strcspn(c, "cgGsuw");
+		if ((s[0] == '-' && s[1] != '-' && *c == 'c') || !strcmp(s, "--command") ||
+		    !strcmp(s, "--session-command")) {
+			if (s[1] != '-' && c[1])
+				sh_script(st, name, c + 1);
+			else if (i + 1 >= n || !sh_word(st, w[i + 1], v, sizeof(v)))
 				sh_deny(st, "%s -c: the script is computed at run time", name);
 			else
 				sh_script(st, name, v);
-			return;
-		}
-		if (!strncmp(s, "--command=", 10)) {
-			sh_script(st, name, s + 10);
 			return;
 		}
 	}
@@ -1056,30 +1144,22 @@ static void run_su(struct sh *st, struct tok **w, size_t n, const char *name)
 			inner(st, w, n, i + 1, NULL);
 			return;
 		}
-	if (st->stdin_text)
-		sh_script(st, name, st->stdin_text);
-	else if (st->stdin_unknown || st->stdin_file)
-		sh_deny(st, "%s: reads the commands to run from its input; run them directly", name);
+	shell_on_stdin(st, name);
 }
 
-/* xargs / parallel: the command runs with words the guard cannot see appended. */
-static void run_xargs(struct sh *st, struct tok **w, size_t n, const char *name)
+/* xargs: the command runs with words the guard cannot see appended. */
+static void run_xargs(struct sh *st, struct tok **w, size_t n)
 {
 	static const struct optspec xo = {
 		"aEILnPsd", "",
 		"--arg-file --eof --replace --max-lines --max-args --max-procs --max-chars --delimiter --process-slot-var",
 		NULL
 	};
-	static const struct optspec po = {
-		"jSaEIdn", "",
-		"--jobs --sshlogin --arg-file --delimiter --max-args --joblog --results --tmpdir --workdir",
-		"--joblog --results"
-	};
 	struct args a;
 	struct tok unknown = { .kind = T_WORD, .s = (char *)"", .dyn = true };
 	struct tok **nw;
-	const char *repl = !strcmp(name, "parallel") ? "{}" : NULL;
-	size_t k = 0, end;
+	const char *repl = NULL;
+	size_t k = 0;
 
 	for (size_t i = 1; i + 1 < n; i++)
 		if (!strcmp(lit(w[i]), "-I") || !strcmp(lit(w[i]), "--replace"))
@@ -1089,32 +1169,225 @@ static void run_xargs(struct sh *st, struct tok **w, size_t n, const char *name)
 			repl = lit(w[i]) + 2;
 		else if (!strcmp(lit(w[i]), "-i") || !strncmp(lit(w[i]), "--replace=", 10))
 			repl = lit(w[i])[1] == 'i' ? "{}" : lit(w[i]) + 10;
-		else if (!strcmp(lit(w[i]), "--sshlogin") || !strcmp(lit(w[i]), "-S")) {
-			sh_deny(st, "%s --sshlogin: runs commands on other hosts", name);
-			return;
-		}
 	}
-	parse_args(st, w, n, !strcmp(name, "parallel") ? &po : &xo, name, &a, true);
-	if (st->v->deny)
-		return;
-	if (a.first_op >= n) {
-		if (!strcmp(name, "parallel") && (st->stdin_unknown || st->stdin_file))
-			sh_deny(st, "parallel: reads the commands to run from its input; run them directly");
-		return; /* xargs echo */
-	}
-	for (end = a.first_op; end < n && strcmp(lit(w[end]), ":::") && strcmp(lit(w[end]), "::::"); end++)
-		;
-	nw = calloc(end - a.first_op + 2, sizeof(struct tok *));
+	parse_args(st, w, n, &xo, "xargs", &a, true);
+	if (st->v->deny || a.first_op >= n)
+		return; /* xargs alone runs echo */
+	nw = calloc(n - a.first_op + 2, sizeof(struct tok *));
 	if (!nw) {
 		sh_deny(st, "out of memory");
 		return;
 	}
-	for (size_t i = a.first_op; i < end; i++)
-		nw[k++] = repl && strstr(lit(w[i]), repl) ? &unknown : w[i];
+	for (size_t i = a.first_op; i < n; i++)
+		nw[k++] = repl && *repl && strstr(lit(w[i]), repl) ? &unknown : w[i];
 	if (!repl)
 		nw[k++] = &unknown;
+	st->wrapped = true;
 	sh_command(st, nw, k);
 	free(nw);
+}
+
+/* GNU parallel joins its command words with spaces and runs the line with a shell, each input
+ * argument put in place of a replacement string ({}, {.}, {/}, ... or -I's) or appended, quoted.
+ * Arguments given literally after one ":::" are analysed one by one; any other source (stdin,
+ * "::::", -a, several ":::" groups, options that put several arguments on a line) makes them
+ * unknown, so a command that uses them as a path to write is denied. With no command, each
+ * argument is a command line itself. */
+#define PARALLEL_MAX_ARGS 64
+
+static bool parallel_is_repl(const char *p, const char *repl, size_t *len)
+{
+	size_t l;
+
+	if (repl) {
+		*len = strlen(repl);
+		return *len && !strncmp(p, repl, *len);
+	}
+	if (p[0] != '{')
+		return false;
+	l = 1 + strspn(p + 1, "./#%+0123456789");
+	if (p[l] != '}')
+		return false;
+	*len = l + 1;
+	return true;
+}
+
+/* The value of replacement string r (as parallel_is_repl matched it) for argument arg, into out. */
+static void parallel_value(const char *r, size_t len, bool custom, const char *arg, char *out, size_t n)
+{
+	char body[16];
+	const char *slash = strrchr(arg, '/'), *base = slash ? slash + 1 : arg, *dot;
+
+	snprintf(body, sizeof(body), "%.*s", custom || len < 2 ? 0 : (int)(len - 2), r + 1);
+	if (custom || !body[0] || strspn(body, "0123456789") == strlen(body))
+		snprintf(out, n, "%s", arg); /* {} {1} */
+	else if (!strcmp(body, "#") || !strcmp(body, "%"))
+		snprintf(out, n, "1"); /* the job's sequence or slot number */
+	else if (!strcmp(body, "//"))
+		snprintf(out, n, "%.*s", slash ? (int)(slash - arg) : 1, slash ? arg : ".");
+	else if (!strcmp(body, "/"))
+		snprintf(out, n, "%s", base);
+	else if ((dot = strrchr(base, '.')) && dot != base && (!strcmp(body, ".") || !strcmp(body, "/.")))
+		snprintf(out, n, "%.*s", (int)(dot - (body[0] == '/' ? base : arg)), body[0] == '/' ? base : arg);
+	else if (!strcmp(body, ".") || !strcmp(body, "/."))
+		snprintf(out, n, "%s", body[0] == '/' ? base : arg);
+	else
+		out[0] = '\0'; /* {+/} and the like: not known */
+}
+
+/* The line parallel runs for one argument (NULL: unknown) into b; false when a word is unknown. */
+static bool parallel_line(struct sh *st, struct tok **cmd, size_t nc, const char *repl, const char *arg,
+			  bool quote_words, struct buf *b)
+{
+	static const char unknown[] = "\"$(parallel-argument)\"";
+	char v[8192];
+	bool replaced = false;
+
+	for (size_t i = 0; i < nc; i++) {
+		if (!sh_word(st, cmd[i], v, sizeof(v)))
+			return false;
+		if (i)
+			buf_printf(b, " ");
+		if (quote_words) {
+			shell_join((const char *const[]){ v }, 1, b);
+			replaced |= repl ? strstr(v, repl) != NULL : strchr(v, '{') != NULL;
+			continue;
+		}
+		for (const char *p = v; *p;) {
+			size_t len;
+
+			if (parallel_is_repl(p, repl, &len)) {
+				char val[PATH_MAX];
+
+				if (arg)
+					parallel_value(p, len, repl != NULL, arg, val, sizeof(val));
+				if (arg && val[0])
+					shell_join((const char *const[]){ val }, 1, b);
+				else
+					buf_printf(b, "%s", unknown);
+				replaced = true;
+				p += len;
+			} else {
+				buf_printf(b, "%c", *p++);
+			}
+		}
+	}
+	if (!replaced) {
+		buf_printf(b, " ");
+		if (arg)
+			shell_join((const char *const[]){ arg }, 1, b);
+		else
+			buf_printf(b, "%s", unknown);
+	}
+	return true;
+}
+
+static void parallel_one(struct sh *st, struct tok **cmd, size_t nc, const char *repl, const char *arg, bool q)
+{
+	struct buf b;
+
+	size_t len;
+
+	/* no command, or the command a lone replacement string: the argument is the command line */
+	if (nc == 0 || (nc == 1 && parallel_is_repl(lit(cmd[0]), repl, &len) && !lit(cmd[0])[len])) {
+		if (arg)
+			sh_script(st, "parallel", arg);
+		else
+			sh_deny(st, "parallel: the commands to run are computed at run time; run them directly");
+		return;
+	}
+	buf_init(&b, 0);
+	if (!parallel_line(st, cmd, nc, repl, arg, q, &b))
+		sh_deny(st, "parallel: the command is computed at run time; write it literally");
+	else if (b.err || !b.data)
+		sh_deny(st, "parallel: out of memory");
+	else
+		sh_script(st, "parallel", b.data);
+	buf_free(&b);
+}
+
+static void run_parallel(struct sh *st, struct tok **w, size_t n)
+{
+	static const struct optspec po = {
+		"jSaEIdnNPLsCl", "",
+		"--jobs --sshlogin --arg-file --delimiter --max-args --max-replace-args --joblog --results --res --tmpdir "
+		"--tempdir --workdir --wd --halt --delay --timeout --retries --colsep --tagstring --tag-string --basefile "
+		"--bf --return --env --memfree --load --block --block-size --eof --replace --max-lines --max-chars "
+		"--max-procs --nice --termseq --limit --ssh --header --progress-bar --joblog-append",
+		"--joblog --results --res --tmpdir --tempdir"
+	};
+	struct args a;
+	const char *repl = NULL, *dir = NULL;
+	char d[PATH_MAX], saved[PATH_MAX], v[8192];
+	size_t end, groups = 0, nargs = 0;
+	bool args_known, quote, known = st->cwd_known;
+
+	if (has_word(w, n, "-S --sshlogin --sshlogin= --sshloginfile --sshloginfile= --slf --slf= --onall")) {
+		sh_deny(st, "parallel --sshlogin: runs commands on other hosts");
+		return;
+	}
+	if (has_word(w, n,
+		     "--rpl --rpl= --er --er= --extensionreplace --bnr --bnr= --basenamereplace --dnr --dnr= "
+		     "--dirnamereplace --bner --bner= --basenameextensionreplace --seqreplace --slotreplace "
+		     "--arg-sep --arg-sep= --arg-file-sep --arg-file-sep= --plus --shebang --shebang-wrap")) {
+		sh_deny(st, "parallel: custom replacement strings or separators are not followed; use {} and :::");
+		return;
+	}
+	for (size_t i = 1; i < n; i++)
+		if (strstr(w[i]->s, "{=")) {
+			sh_deny(st, "parallel {= ... =}: a Perl expression the guard does not analyse");
+			return;
+		}
+	for (size_t i = 1; i + 1 < n; i++) {
+		if (!strcmp(lit(w[i]), "-I") || !strcmp(lit(w[i]), "--replace"))
+			repl = lit(w[i + 1]);
+		if (!strcmp(lit(w[i]), "--workdir") || !strcmp(lit(w[i]), "--wd"))
+			dir = sh_word(st, w[i + 1], d, sizeof(d)) ? d : "";
+	}
+	for (size_t i = 1; i < n; i++) {
+		if (!strncmp(lit(w[i]), "-I", 2) && lit(w[i])[2])
+			repl = lit(w[i]) + 2;
+		else if (!strncmp(lit(w[i]), "--replace=", 10))
+			repl = lit(w[i]) + 10;
+		else if (!strcmp(lit(w[i]), "-i"))
+			repl = "{}";
+		else if (!strncmp(lit(w[i]), "--workdir=", 10) || !strncmp(lit(w[i]), "--wd=", 5))
+			dir = strchr(lit(w[i]), '=') + 1;
+	}
+	parse_args(st, w, n, &po, "parallel", &a, true);
+	if (st->v->deny)
+		return;
+	for (end = a.first_op; end < n && strncmp(lit(w[end]), ":::", 3); end++)
+		;
+	for (size_t i = end; i < n; i++)
+		groups += !strncmp(lit(w[i]), ":::", 3);
+	/* one literal ":::" group, one argument a line */
+	args_known =
+		groups == 1 && !strcmp(lit(w[end]), ":::") && end + 1 + PARALLEL_MAX_ARGS >= n &&
+		!has_word(w, n,
+			  "-a --arg-file --arg-file= -n -N -X -m -L -l -s --max-args --max-args= --max-replace-args "
+			  "--xargs --max-lines --max-chars --xapply --link --pipe --pipepart");
+	if (groups == 0 && end == a.first_op && !has_word(w, n, "-a --arg-file --arg-file=")) {
+		if (st->stdin_text)
+			sh_script(st, "parallel", st->stdin_text); /* one command a line */
+		else
+			sh_deny(st, "parallel: reads the commands to run from its input; run them directly");
+		return;
+	}
+	quote = has_word(w, n, "-q --quote");
+	memcpy(saved, st->cwd, sizeof(saved));
+	if (dir)
+		sh_cd(st, dir[0] && dir[0] != '~' && strcmp(dir, "...") ? dir : NULL);
+	for (size_t i = end + 1; args_known && i < n && !st->v->deny; i++, nargs++) {
+		if (!sh_word(st, w[i], v, sizeof(v)))
+			parallel_one(st, w + a.first_op, end - a.first_op, repl, NULL, quote);
+		else
+			parallel_one(st, w + a.first_op, end - a.first_op, repl, v, quote);
+	}
+	if (!args_known || nargs == 0)
+		parallel_one(st, w + a.first_op, end - a.first_op, repl, NULL, quote);
+	memcpy(st->cwd, saved, sizeof(saved));
+	st->cwd_known = known;
 }
 
 /* find: -delete and -exec act on what the expression matches under each start. */
@@ -1202,8 +1475,10 @@ static void run_find(struct sh *st, struct tok **w, size_t n)
 				placeholder = (struct tok){ .kind = T_WORD, .s = ph };
 				for (k = 0, j = i + 1; j < n && strcmp(lit(w[j]), ";") && strcmp(lit(w[j]), "+"); j++)
 					nw[k++] = strstr(lit(w[j]), "{}") ? &placeholder : w[j];
-				if (k)
+				if (k) {
+					st->wrapped = true;
 					sh_command(st, nw, k);
+				}
 			}
 			free(nw);
 			i = j;
@@ -2068,36 +2343,32 @@ static void run_inline(struct sh *st, struct tok **w, size_t n, const char *name
 
 /* Programs that neither write a named path nor run another command. */
 static const char *const plain[] = {
-	"echo",      "printf",    "cat",          "ls",        "ll",       "la",       "grep",
-	"egrep",     "fgrep",     "rg",           "ag",        "ack",      "head",     "tail",
-	"wc",        "diff",      "colordiff",    "cmp",       "comm",     "cut",      "tr",
-	"paste",     "join",      "fold",         "fmt",       "nl",       "od",       "hexdump",
-	"file",      "stat",      "du",           "df",        "which",    "whereis",  "type",
-	"true",      "false",     "test",         "[",         "[[",       "((",       ":",
-	"expr",      "seq",       "date",         "sleep",     "basename", "dirname",  "realpath",
-	"readlink",  "pwd",       "id",           "whoami",    "uname",    "hostname", "printenv",
-	"jq",        "less",      "more",         "man",       "tree",     "column",   "sha1sum",
-	"sha224sum", "sha256sum", "sha384sum",    "sha512sum", "md5sum",   "cksum",    "b2sum",
-	"base32",    "zcat",      "bzcat",        "xzcat",     "zless",    "ps",       "kill",
-	"pgrep",     "pkill",     "top",          "free",      "uptime",   "set",      "shopt",
-	"hash",      "times",     "wait",         "return",    "exit",     "break",    "continue",
-	"shift",     "ulimit",    "umask",        "history",   "help",     "let",      "tput",
-	"clear",     "stty",      "locale",       "getconf",   "nproc",    "lscpu",    "lsblk",
-	"rev",       "shuf",      "numfmt",       "factor",    "yes",      "look",     "strings",
-	"nm",        "objdump",   "readelf",      "ldd",       "size",     "jobs",     "fg",
-	"bg",        "disown",    "cal",          "bc",        "dc",       "ping",     "dig",
-	"nslookup",  "host",      "lsof",         "netstat",   "ss",       "ip",       "env_parallel",
-	"pytest",    "tox",       "nox",          "mypy",      "pylint",   "flake8",   "pyright",
-	"tsc",       "jest",      "vitest",       "mocha",     "java",     "mvn",      "gradle",
-	"ruff",      "eslint",    "cargo-clippy", "ctest",     "lsattr",   "getfacl",  "watch",
-	"sha",       "fd",        "fdfind",       "fzf",       "bat",      "delta",    "tig",
-	"exa",       "eza",       "dirs",         "popd",      "complete", "compgen",  "enable",
-	"caller",    "logname",   "groups",       "users",     "who",      "w",        "last",
-	"tty",       "nohup_",    "envsubst",     "gettext",   "ngettext", "iconv_",   "locate",
-	"mdfind",    "cmake_",    "pkg-config",   "ldconfig_", "time_",    "uptime",   "sensors",
-	"lsmod",     "dmesg",     "journalctl",   "systemctl", "service",  "hexyl",    "xargs_",
-	"unzip_",    "zipinfo",   "tar_",         "gzip_",     "rustup_",  "node_",    "true_",
-	NULL
+	"echo",      "printf",    "cat",       "ls",       "ll",           "la",         "grep",       "egrep",
+	"fgrep",     "rg",        "ag",        "ack",      "head",         "tail",       "wc",         "diff",
+	"colordiff", "cmp",       "comm",      "cut",      "tr",           "paste",      "join",       "fold",
+	"fmt",       "nl",        "od",        "hexdump",  "file",         "stat",       "du",         "df",
+	"which",     "whereis",   "type",      "true",     "false",        "test",       "[",          "[[",
+	"((",        ":",         "expr",      "seq",      "date",         "sleep",      "basename",   "dirname",
+	"realpath",  "readlink",  "pwd",       "id",       "whoami",       "uname",      "hostname",   "printenv",
+	"jq",        "less",      "more",      "man",      "tree",         "column",     "sha1sum",    "sha224sum",
+	"sha256sum", "sha384sum", "sha512sum", "md5sum",   "cksum",        "b2sum",      "base32",     "zcat",
+	"bzcat",     "xzcat",     "zless",     "ps",       "kill",         "pgrep",      "pkill",      "top",
+	"free",      "uptime",    "set",       "shopt",    "hash",         "times",      "wait",       "return",
+	"exit",      "break",     "continue",  "shift",    "ulimit",       "umask",      "history",    "help",
+	"let",       "tput",      "clear",     "stty",     "locale",       "getconf",    "nproc",      "lscpu",
+	"lsblk",     "rev",       "shuf",      "numfmt",   "factor",       "yes",        "look",       "strings",
+	"nm",        "objdump",   "readelf",   "ldd",      "size",         "jobs",       "fg",         "bg",
+	"disown",    "cal",       "bc",        "dc",       "ping",         "dig",        "nslookup",   "host",
+	"lsof",      "netstat",   "ss",        "ip",       "pytest",       "tox",        "nox",        "mypy",
+	"pylint",    "flake8",    "pyright",   "tsc",      "jest",         "vitest",     "mocha",      "java",
+	"mvn",       "gradle",    "ruff",      "eslint",   "cargo-clippy", "ctest",      "lsattr",     "getfacl",
+	"sha",       "fd",        "fdfind",    "fzf",      "bat",          "delta",      "tig",        "exa",
+	"eza",       "dirs",      "popd",      "complete", "compgen",      "enable",     "caller",     "logname",
+	"groups",    "users",     "who",       "w",        "last",         "tty",        "nohup_",     "envsubst",
+	"gettext",   "ngettext",  "iconv_",    "locate",   "mdfind",       "cmake_",     "pkg-config", "ldconfig_",
+	"time_",     "uptime",    "sensors",   "lsmod",    "dmesg",        "journalctl", "systemctl",  "service",
+	"hexyl",     "xargs_",    "unzip_",    "zipinfo",  "tar_",         "gzip_",      "rustup_",    "node_",
+	"true_",     NULL
 };
 
 static bool in_plain(const char *name)
@@ -2315,8 +2586,10 @@ void tables_command(struct sh *st, struct tok **w, size_t n)
 		size_t i = 1;
 
 		buf_init(&b, 0);
+		/* -n and -q take a value (attached or not), -d only an attached one */
 		for (; i < n && lit(w[i])[0] == '-'; i++)
-			if (strchr("nd", lit(w[i])[1]) && !lit(w[i])[2])
+			if ((lit(w[i])[1] && strchr("nq", lit(w[i])[1]) && !lit(w[i])[2]) ||
+			    in_words(lit(w[i]), "--interval --equexit"))
 				i++;
 		for (; i < n; i++) {
 			if (!sh_word(st, w[i], v, sizeof(v))) {
@@ -2332,8 +2605,10 @@ void tables_command(struct sh *st, struct tok **w, size_t n)
 		run_shell(st, w, n, name);
 	else if (!strcmp(name, "find"))
 		run_find(st, w, n);
-	else if (!strcmp(name, "xargs") || !strcmp(name, "parallel"))
-		run_xargs(st, w, n, name);
+	else if (!strcmp(name, "xargs"))
+		run_xargs(st, w, n);
+	else if (!strcmp(name, "parallel") || !strcmp(name, "env_parallel"))
+		run_parallel(st, w, n);
 	else if (!strcmp(name, "git"))
 		run_git(st, w, n);
 	else if (!strcmp(name, "dpkg") || !strcmp(name, "rpm"))
