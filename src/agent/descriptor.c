@@ -25,6 +25,7 @@ static const struct placeholder {
 	bool whole; /* stands alone as one argv element and expands to several */
 } placeholders[] = {
 	{ "prompt", IN_ARGS, false },
+	{ "prompt_file", IN_ARGS, false },
 	{ "session_id", IN_RESUME, false },
 	{ "workspace", IN_ARGS | IN_ENV | IN_DIRS | IN_GUARD, false },
 	{ "home", IN_ARGS | IN_ENV | IN_DIRS | IN_GUARD, false },
@@ -189,10 +190,13 @@ static void parse_fields(struct loader *l, const json_t *j, struct agent_descrip
 	string_list(l, j, "dirs", IN_DIRS, AGENT_MAX_DIRS, false, &a->dirs);
 	parse_env(l, j, a);
 	s = json_string_value(json_object_get(j, "prompt"));
-	if (!s || (strcmp(s, "argument") && strcmp(s, "stdin")))
-		bad(l, "prompt", "must be \"argument\" (the argv has {prompt}) or \"stdin\"");
+	if (!s || (strcmp(s, "argument") && strcmp(s, "stdin") && strcmp(s, "file")))
+		bad(l, "prompt",
+		    "must be \"argument\" (the argv has {prompt}), \"stdin\" or \"file\" (the argv has {prompt_file})");
 	else
-		a->prompt = !strcmp(s, "stdin") ? AGENT_PROMPT_STDIN : AGENT_PROMPT_ARGUMENT;
+		a->prompt = !strcmp(s, "stdin") ? AGENT_PROMPT_STDIN :
+			    !strcmp(s, "file")  ? AGENT_PROMPT_FILE :
+						  AGENT_PROMPT_ARGUMENT;
 	a->guard_harness = -1;
 	if ((s = json_string_value(json_object_get(j, "guard"))) && (a->guard_harness = harness_parse(s)) < 0)
 		bad(l, "guard", "must be \"claude-code\" or \"codex\" (or absent: the agent has no hooks)");
@@ -208,16 +212,28 @@ static void parse_fields(struct loader *l, const json_t *j, struct agent_descrip
 /* Cross-key rules: where the prompt goes, resuming needs a session id. */
 static void check_consistency(struct loader *l, struct agent_descriptor *a)
 {
-	bool has_prompt = false, resume_has_sid = false, has_guard_args = false;
+	const char *want = a->prompt == AGENT_PROMPT_ARGUMENT ? "{prompt}" :
+			   a->prompt == AGENT_PROMPT_FILE     ? "{prompt_file}" :
+								NULL;
+	bool has_prompt = false, resume_has_prompt = false, resume_has_sid = false, has_guard_args = false;
 
 	for (size_t i = 0; i < a->argv.n; i++) {
-		has_prompt |= strstr(a->argv.v[i], "{prompt}") != NULL;
+		has_prompt |= want && strstr(a->argv.v[i], want) != NULL;
 		has_guard_args |= !strcmp(a->argv.v[i], "{guard_args}");
 	}
-	for (size_t i = 0; i < a->argv_resume.n; i++)
+	for (size_t i = 0; i < a->argv_resume.n; i++) {
+		resume_has_prompt |= want && strstr(a->argv_resume.v[i], want) != NULL;
 		resume_has_sid |= strstr(a->argv_resume.v[i], "{session_id}") != NULL;
-	if (a->prompt == AGENT_PROMPT_ARGUMENT && !has_prompt)
-		bad(l, "argv", "\"prompt\" is \"argument\" but no element has {prompt}");
+	}
+	/* A later turn's prompt goes where the first one's does: a template without it would run
+	 * the turn with no prompt at all. */
+	if (want && !has_prompt)
+		bad(l, "argv",
+		    a->prompt == AGENT_PROMPT_FILE ? "\"prompt\" is \"file\" but no element has {prompt_file}" :
+						     "\"prompt\" is \"argument\" but no element has {prompt}");
+	if (want && a->argv_resume.n && !resume_has_prompt)
+		bad(l, "argv_resume",
+		    a->prompt == AGENT_PROMPT_FILE ? "no element has {prompt_file}" : "no element has {prompt}");
 	if (a->argv_resume.n && !resume_has_sid)
 		bad(l, "argv_resume", "resuming needs {session_id}");
 	if (a->argv_resume.n && !a->events.session_when)
@@ -304,6 +320,8 @@ static const char *var_value(const struct agent_vars *v, const char *name, size_
 #define IS(s) (strlen(s) == n && !strncmp(name, s, n))
 	if (IS("prompt"))
 		return v->prompt;
+	if (IS("prompt_file"))
+		return v->prompt_file;
 	if (IS("session_id"))
 		return v->session_id;
 	if (IS("workspace"))

@@ -21,7 +21,7 @@
 #define AGENT_MAX_SEARCH_DIRS 4
 #define AGENT_MAX_DESCRIPTORS 256
 
-enum agent_prompt { AGENT_PROMPT_ARGUMENT, AGENT_PROMPT_STDIN };
+enum agent_prompt { AGENT_PROMPT_ARGUMENT, AGENT_PROMPT_STDIN, AGENT_PROMPT_FILE };
 
 struct agent_descriptor {
 	char *file;
@@ -40,6 +40,7 @@ struct agent_descriptor {
 /* What a template may refer to. */
 struct agent_vars {
 	const char *prompt, *session_id, *workspace, *home, *tmp, *guard_settings, *guard_marker, *exe;
+	const char *prompt_file; /* {prompt_file}: the turn's prompt in a file (prompt "file") */
 	const struct strv *plugin_dirs;
 	const struct strv *task_command; /* {task_command}: the task's agent.command */
 	const struct strv *task_args;    /* {task_args}: the task's agent.args */

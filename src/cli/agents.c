@@ -51,8 +51,11 @@ static int show(const struct strv *dirs, const char *name)
 	if (a.argv_resume.n)
 		print_list("argv_resume", &a.argv_resume);
 	printf("prompt       %s\nframing      %s\nguard        %s\n",
-	       a.prompt == AGENT_PROMPT_STDIN ? "on stdin (and in PROCTOR_PROMPT)" :
-						"as an argument (and in PROCTOR_PROMPT)",
+	       a.prompt == AGENT_PROMPT_STDIN ?
+		       "on stdin (and in PROCTOR_PROMPT)" :
+	       a.prompt == AGENT_PROMPT_FILE ?
+		       "in a read-only file, RUN/agent/prompt-TURN.txt (and in PROCTOR_PROMPT)" :
+		       "as an argument (and in PROCTOR_PROMPT)",
 	       a.events.framing == EVENTS_JSON_LINES ? "JSON lines" : "plain lines",
 	       a.guard_harness >= 0 ? harness_name((enum harness)a.guard_harness) : "none (no hooks)");
 	print_list("env", &a.env);

@@ -905,9 +905,24 @@ static json_t *turn_params(struct run *r, int turn, const char *prompt, uint64_t
 	struct strv argv = { 0 };
 	json_t *a, *params;
 	const char *why = "";
+	char rel[64], *file = NULL;
+	int err;
 
 	vars_for(r, &v, turn, prompt);
+	/* Prompt "file": root writes it, read-only, into agent/, which is root's (the agent can
+	 * neither plant a link at the name nor change the text). */
+	if (r->desc.prompt == AGENT_PROMPT_FILE) {
+		snprintf(rel, sizeof(rel), "agent/prompt-%d.txt", turn);
+		if ((err = rundir_write(r->dfd, rel, prompt, strlen(prompt), 0444, 0, 0)) < 0 ||
+		    !(file = run_path(r, rel))) {
+			run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "%s/%s: %s", r->dir, rel,
+				 strerror(err < 0 ? -err : ENOMEM));
+			return NULL;
+		}
+		v.prompt_file = file;
+	}
 	if (agent_argv(&r->desc, &v, &argv, &why) < 0) {
+		free(file);
 		run_fail(r, "agent_failed", RUN_EXIT_FINAL, "turn %d: the agent's argv cannot be built: %s", turn, why);
 		return NULL;
 	}
@@ -926,6 +941,7 @@ static json_t *turn_params(struct run *r, int turn, const char *prompt, uint64_t
 	params = json_pack("{s:i,s:o,s:o,s:s?,s:I}", "turn", turn, "argv", a, "env", agent_env(r, &v), "stdin",
 			   r->desc.prompt == AGENT_PROMPT_STDIN ? prompt : NULL, "timeout_ms", (json_int_t)timeout_ms);
 	strv_free(&argv);
+	free(file);
 	return params;
 }
 

@@ -211,3 +211,27 @@ PY
 	[ "$status" -eq 0 ]
 	echo "$output" | grep -q "^file *$T/home/.config/proctor/agents/only-xdg.json$"
 }
+
+@test "agents: prompt \"file\": each turn's prompt in a root-owned, read-only file named by {prompt_file}" {
+	cat >"$T/agents/promptfile.json" <<'JSON'
+{"version":1,"name":"promptfile","prompt":"file","events":{"framing":"lines"},
+ "argv":["/bin/sh","-c","cat \"$1\"; echo; stat -c 'owner %u mode %a' \"$1\"; if (: >>\"$1\") 2>/dev/null; then echo writable; else echo read-only; fi","sh","{prompt_file}"]}
+JSON
+	cat >"$T/task.json" <<JSON
+{"version":1,"id":"promptfile","workspace":{"from":"ws"},
+ "agent":{"kind":"promptfile","prompt":"first prompt","turns":["second prompt"]},"limits":{"timeout_s":30}}
+JSON
+	run "$PROCTOR" run "$T/task.json" --agents "$T/agents" --out "$T/run" --quiet
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(result "r['status']")" = completed ]
+	[ "$(result "len(r['agent']['turns'])")" = 2 ]
+	python3 - "$T/run" <<'PY'
+import json, sys
+lines = [json.loads(l)["text"].rstrip("\n") for l in open(sys.argv[1] + "/logs/events.jsonl")]
+want = ["first prompt", "owner 0 mode 444", "read-only", "second prompt", "owner 0 mode 444", "read-only"]
+assert lines == want, lines
+PY
+	[ "$(result "r['agent']['argv'][-1]")" = "$T/run/agent/prompt-0.txt" ]
+	[ "$(cat "$T/run/agent/prompt-1.txt")" = "second prompt" ]
+}

@@ -81,6 +81,28 @@ static void test_descriptor__loads_and_expands(void **state)
 	agent_descriptor_free(&a);
 }
 
+static void test_descriptor__prompt_file(void **state)
+{
+	static const char text[] = "{\"version\":1,\"name\":\"f\",\"argv\":[\"x\",\"--prompt-file={prompt_file}\"],"
+				   "\"prompt\":\"file\",\"events\":{\"framing\":\"lines\"}}";
+	struct agent_descriptor a;
+	struct agent_vars v = { .prompt = "fix it", .prompt_file = "/r/agent/prompt-0.txt" };
+	struct strv argv = { 0 };
+	const char *why = NULL;
+
+	(void)state;
+	assert_null(first_error(text, &a));
+	assert_int_equal(a.prompt, AGENT_PROMPT_FILE);
+	assert_int_equal(agent_argv(&a, &v, &argv, &why), 0);
+	assert_int_equal(argv.n, 2);
+	assert_string_equal(argv.v[1], "--prompt-file=/r/agent/prompt-0.txt");
+	strv_free(&argv);
+	/* no file written: the argv cannot be built */
+	v.prompt_file = NULL;
+	assert_int_equal(agent_argv(&a, &v, &argv, &why), -EINVAL);
+	agent_descriptor_free(&a);
+}
+
 static void test_descriptor__errors_name_file_and_key(void **state)
 {
 	static const struct {
@@ -118,6 +140,12 @@ static void test_descriptor__errors_name_file_and_key(void **state)
 		  "events.usage: \"field\" must be" },
 		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"},\"env\":{\"PATH\":\"/x\"}}",
 		  "env.PATH: not a name" },
+		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\",\"{prompt}\"],\"prompt\":\"file\",\"events\":{\"framing\":\"lines\"}}",
+		  "argv: \"prompt\" is \"file\" but no element has {prompt_file}" },
+		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\",\"{prompt}\"],\"argv_resume\":[\"x\",\"{session_id}\"],\"prompt\":\"argument\",\"events\":{\"framing\":\"lines\",\"session_id\":{\"when\":{\"t\":1},\"field\":\"s\"}}}",
+		  "argv_resume: no element has {prompt}" },
+		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\"],\"prompt\":\"pipe\",\"events\":{\"framing\":\"lines\"}}",
+		  "prompt: must be" },
 		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"},\"env\":{\"TMPDIR\":\"/x\"}}",
 		  "env.TMPDIR: not a name" },
 		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"},\"env_pass\":[\"K\",\"HOME\"]}",
@@ -192,6 +220,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_descriptor__loads_and_expands),
+		cmocka_unit_test(test_descriptor__prompt_file),
 		cmocka_unit_test(test_descriptor__errors_name_file_and_key),
 		cmocka_unit_test(test_events__stream_json_turn),
 		cmocka_unit_test(test_events__match_lists_and_paths),
