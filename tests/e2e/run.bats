@@ -575,6 +575,33 @@ EOF
 	[ "$(rget 'r["agent"]["exit_code"]')" = None ]
 }
 
+@test "run: mockd that never becomes ready: isolation_failed after the readiness deadline, exit 3, nothing left" {
+	task "$T/t" exit-at-once.sh "$MOCK"
+	# a fixture big enough that mockd is still loading it when the test stops it
+	python3 - "$T/t/uip.json" <<'PY'
+import json, sys
+rules = [{"argv": ["or", "jobs", "get", "j%d" % i], "match_mode": "exact", "stdout": "{}\n"} for i in range(60000)]
+json.dump({"version": 1, "responses": rules, "default": {"exit_code": 1}}, open(sys.argv[1], "w"))
+PY
+	"$PROCTOR" run "$T/t/task.json" --out "$R" >"$T/out" 2>&1 &
+	local pid=$! m= i rc=0
+	BG=$pid
+	for i in $(seq 1 2000); do
+		m=$(pgrep -f -- "--config $R/private/mock-config.json" | head -n 1) && [ -n "$m" ] && break
+		sleep 0.002
+	done
+	[ -n "$m" ]
+	kill -STOP "$m"
+	wait "$pid" || rc=$?
+	BG=
+	cat "$T/out"
+	[ "$rc" -eq 3 ]
+	result_ok isolation_failed 3
+	rget 'r["reason"]' | grep -qF 'mockd did not become ready (timed out after 10000 ms)'
+	[ "$(rget 'r["agent"]["exit_code"]')" = None ]
+	run ! kill -0 "$m" # killed, and reaped
+}
+
 @test "run: a libcap-ng that cannot be loaded: isolation_failed, exit 3, said before the worker starts" {
 	task "$T/t" exit-at-once.sh
 	mkdir "$T/lib"

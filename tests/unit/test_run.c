@@ -2,15 +2,19 @@
 /* test_run.c: the task file parser (every error names file and field), its filesystem checks
  * (private material and fixtures outside the agent's view), worker frames (length, nonce, JSON),
  * the run directory's tree copy (links kept, never followed), the private-material scan and the
- * termination-message verdict (one line, 4 KB at most, naming result.json by its sha256). */
+ * termination-message verdict (one line, 4 KB at most, naming result.json by its sha256), and
+ * the orchestrator's side of the worker channel (run_pump: events recorded, anything else a
+ * protocol violation that fails the run). */
 #include "helpers.h"
 
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "../../src/lib/diag.h"
 #include "../../src/lib/hash.h"
 #include "../../src/run/frame.h"
+#include "../../src/run/run.h"
 #include "../../src/run/rundir.h"
 #include "../../src/run/task.h"
 #include "../../src/run/verdict.h"
@@ -238,6 +242,107 @@ static void test_frame__round_trip_and_partial(void **state)
 	buf_free(&b);
 }
 
+/* The orchestrator's end of a worker channel: `peer` is the worker's end. Events go to /dev/null. */
+static void pump_setup(struct run *r, int *peer, const unsigned char key[FRAME_NONCE_LEN])
+{
+	int sv[2];
+
+	memset(r, 0, sizeof(*r));
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv), 0);
+	r->sock = sv[0];
+	*peer = sv[1];
+	memcpy(r->nonce, key, FRAME_NONCE_LEN);
+	buf_init(&r->in, FRAME_HEADER_LEN + FRAME_MAX_BODY);
+	r->events_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	r->stderr_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+}
+
+static void pump_free(struct run *r, int peer)
+{
+	close(r->sock);
+	close(peer);
+	close(r->events_fd);
+	close(r->stderr_fd);
+	buf_free(&r->in);
+}
+
+/* Send `text` (a JSON object) framed with `nonce`, then pump once for response `want`. */
+static int pump_one(struct run *r, int peer, const unsigned char key[FRAME_NONCE_LEN], const char *text, int want,
+		    json_t **ret)
+{
+	json_t *j = json_loads(text, 0, NULL);
+
+	assert_non_null(j);
+	assert_int_equal(frame_send(peer, key, j), 0);
+	json_decref(j);
+	return run_pump(r, want, ret);
+}
+
+static void test_pump__events_and_responses_else_protocol_error(void **state)
+{
+	unsigned char other[FRAME_NONCE_LEN];
+	static const char *const bad[] = {
+		"{\"event\":\"stdout\",\"turn\":0}",                         /* no text */
+		"{\"event\":\"stdout\",\"text\":\"x\",\"truncated\":false}", /* no turn */
+		"{\"event\":\"exec\",\"turn\":0,\"text\":\"x\"}",            /* unknown event */
+		"{\"event\":\"stdout\",\"turn\":0,\"text\":\"x\",\"truncated\":false,\"json\":[1]}",
+		"{\"id\":7,\"ok\":true,\"result\":{}}", /* not the awaited id */
+		"{\"id\":3,\"result\":{}}",             /* no ok */
+		"{\"method\":\"hello\"}",               /* a request, from the worker */
+	};
+	struct run r;
+	json_t *resp = NULL;
+	int peer;
+
+	(void)state;
+	memcpy(other, nonce, sizeof(other));
+	other[0] ^= 1;
+	/* an event is recorded; the awaited response is handed back */
+	pump_setup(&r, &peer, nonce);
+	assert_int_equal(pump_one(&r, peer, nonce,
+				  "{\"event\":\"stdout\",\"turn\":0,\"text\":\"hi\",\"truncated\":false}", 3, &resp),
+			 0);
+	assert_int_equal(r.events, 1);
+	assert_int_equal(pump_one(&r, peer, nonce, "{\"id\":3,\"ok\":true,\"result\":{}}", 3, &resp), 1);
+	assert_true(json_is_true(json_object_get(resp, "ok")));
+	json_decref(resp);
+	pump_free(&r, peer);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		pump_setup(&r, &peer, nonce);
+		resp = NULL;
+		if (pump_one(&r, peer, nonce, bad[i], 3, &resp) != -EPROTO)
+			fail_msg("frame %zu accepted: %s", i, bad[i]);
+		assert_null(resp);
+		assert_non_null(strstr(r.proto_why, "unexpected frame"));
+		pump_free(&r, peer);
+	}
+	/* a foreign nonce, and a length over the limit, are bad frames before any JSON is read */
+	pump_setup(&r, &peer, nonce);
+	assert_int_equal(pump_one(&r, peer, other, "{\"id\":3,\"ok\":true}", 3, &resp), -EPROTO);
+	assert_non_null(strstr(r.proto_why, "foreign nonce"));
+	pump_free(&r, peer);
+	pump_setup(&r, &peer, nonce);
+	{
+		unsigned char hdr[FRAME_HEADER_LEN] = { 0 };
+		uint32_t len = FRAME_MAX_BODY + 1;
+
+		hdr[0] = (unsigned char)(len >> 24);
+		hdr[1] = (unsigned char)(len >> 16);
+		hdr[2] = (unsigned char)(len >> 8);
+		hdr[3] = (unsigned char)len;
+		memcpy(hdr + 4, nonce, FRAME_NONCE_LEN);
+		assert_int_equal(write(peer, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
+	}
+	assert_int_equal(run_pump(&r, 3, &resp), -EPROTO);
+	assert_non_null(strstr(r.proto_why, "over the limit"));
+	/* the worker gone: end of file */
+	close(peer);
+	peer = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	buf_reset(&r.in);
+	assert_int_equal(run_pump(&r, 3, &resp), -EPIPE);
+	pump_free(&r, peer);
+}
+
 static void test_frame__rejects_bad_frames(void **state)
 {
 	unsigned char other[FRAME_NONCE_LEN] = { 0 };
@@ -443,6 +548,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rundir__copy_keeps_links_and_finds_private, scratch_setup,
 						scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_rundir__copy_refuses_fifo, scratch_setup, scratch_teardown),
+		cmocka_unit_test(test_pump__events_and_responses_else_protocol_error),
 		cmocka_unit_test_setup_teardown(test_verdict__names_result_by_hash, scratch_setup, scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_verdict__unreadable_and_bounded, scratch_setup, scratch_teardown),
 	};
