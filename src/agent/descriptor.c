@@ -16,7 +16,7 @@
 #include "../lib/json.h"
 
 /* Where each placeholder may appear. */
-enum { IN_ARGV = 1, IN_RESUME = 2, IN_PLUGIN = 4, IN_GUARD = 8, IN_ENV = 16, IN_DIRS = 32 };
+enum { IN_ARGV = 1, IN_RESUME = 2, IN_PLUGIN = 4, IN_GUARD = 8, IN_ENV = 16, IN_DIRS = 32, IN_LINK = 64 };
 #define IN_ARGS (IN_ARGV | IN_RESUME)
 
 static const struct placeholder {
@@ -27,14 +27,15 @@ static const struct placeholder {
 	{ "prompt", IN_ARGS, false },
 	{ "prompt_file", IN_ARGS, false },
 	{ "session_id", IN_RESUME, false },
-	{ "workspace", IN_ARGS | IN_ENV | IN_DIRS | IN_GUARD, false },
-	{ "home", IN_ARGS | IN_ENV | IN_DIRS | IN_GUARD, false },
-	{ "tmp", IN_ARGS | IN_ENV | IN_DIRS | IN_GUARD, false },
+	{ "workspace", IN_ARGS | IN_ENV | IN_DIRS | IN_GUARD | IN_LINK, false },
+	{ "home", IN_ARGS | IN_ENV | IN_DIRS | IN_GUARD | IN_LINK, false },
+	{ "tmp", IN_ARGS | IN_ENV | IN_DIRS | IN_GUARD | IN_LINK, false },
 	{ "guard_settings", IN_GUARD | IN_ENV, false },
 	{ "guard_marker", IN_GUARD | IN_ENV, false },
 	{ "exe", IN_GUARD | IN_ENV | IN_ARGS, false },
 	{ "turn", IN_ARGS | IN_ENV, false },
-	{ "plugin_dir", IN_PLUGIN, false },
+	{ "plugin_dir", IN_PLUGIN | IN_LINK, false },
+	{ "plugin_bundle", IN_LINK, false },
 	{ "task_command", IN_ARGS, true },
 	{ "task_args", IN_ARGS, true },
 	{ "plugin_args", IN_ARGS, true },
@@ -160,6 +161,76 @@ static void parse_env(struct loader *l, const json_t *j, struct agent_descriptor
 	}
 }
 
+/* A path below a fixed start: components that are not empty, "." or "..". */
+static bool components_ok(const char *s)
+{
+	if (!*s)
+		return false;
+	for (const char *p = s;;) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return false;
+		if (!p[n])
+			return true;
+		p += n + 1;
+	}
+}
+
+/* One plugin_links entry: "at" names a new link beneath {home}, {tmp} or {workspace}, one per
+ * plugin ({plugin_bundle}); "to" is the bundle or a path inside it, nothing else. */
+static const char *link_check(const char *at, const char *to)
+{
+	static const char *const starts[] = { "{home}/", "{tmp}/", "{workspace}/" };
+	const char *why, *rest;
+	size_t k;
+
+	if ((why = template_check(at, IN_LINK)) || (why = template_check(to, IN_LINK)))
+		return why;
+	for (k = 0; k < 3 && strncmp(at, starts[k], strlen(starts[k])); k++)
+		;
+	if (k == 3)
+		return "\"at\" must start with {home}/, {tmp}/ or {workspace}/";
+	if (!strstr(at, "{plugin_bundle}") || strstr(at, "{plugin_dir}"))
+		return "\"at\" must name each plugin's link with {plugin_bundle} (and not {plugin_dir})";
+	rest = at + strlen(starts[k]);
+	if (strchr(rest, '{') != strstr(rest, "{plugin_bundle}") || strchr(strstr(rest, "{plugin_bundle}") + 1, '{') ||
+	    !components_ok(rest))
+		return "\"at\" must be a plain path below its start (no empty, '.' or '..' component)";
+	if (strncmp(to, "{plugin_dir}", 12) ||
+	    (to[12] && (to[12] != '/' || strchr(to + 12, '{') || !components_ok(to + 13))))
+		return "\"to\" must be {plugin_dir} or {plugin_dir}/PATH (no empty, '.' or '..' component)";
+	return NULL;
+}
+
+static void parse_plugin_links(struct loader *l, const json_t *j, struct agent_descriptor *a)
+{
+	const json_t *v = json_object_get(j, "plugin_links");
+	char field[64];
+	size_t i;
+	json_t *e;
+
+	if (!v)
+		return;
+	if (!json_is_array(v) || json_array_size(v) > AGENT_MAX_PLUGIN_LINKS) {
+		bad(l, "plugin_links", "must be a list of at most 8 {\"at\", \"to\"} objects");
+		return;
+	}
+	json_array_foreach(v, i, e) {
+		const char *at = json_string_value(json_object_get(e, "at"));
+		const char *to = json_string_value(json_object_get(e, "to"));
+		const char *why;
+
+		snprintf(field, sizeof(field), "plugin_links[%zu]", i);
+		if (!json_is_object(e) || json_object_size(e) != 2 || !at || !to)
+			bad(l, field, "must be an object with exactly the strings \"at\" and \"to\"");
+		else if ((why = link_check(at, to)))
+			bad(l, field, why);
+		else if (strv_push(&a->link_at, at) < 0 || strv_push(&a->link_to, to) < 0)
+			bad(l, field, "out of memory");
+	}
+}
+
 static void parse_fields(struct loader *l, const json_t *j, struct agent_descriptor *a)
 {
 	const char *s, *key, *why;
@@ -188,6 +259,7 @@ static void parse_fields(struct loader *l, const json_t *j, struct agent_descrip
 			bad(l, field, "not a name an agent descriptor may pass through");
 		}
 	string_list(l, j, "dirs", IN_DIRS, AGENT_MAX_DIRS, false, &a->dirs);
+	parse_plugin_links(l, j, a);
 	parse_env(l, j, a);
 	s = json_string_value(json_object_get(j, "prompt"));
 	if (!s || (strcmp(s, "argument") && strcmp(s, "stdin") && strcmp(s, "file")))
@@ -245,9 +317,9 @@ static void check_consistency(struct loader *l, struct agent_descriptor *a)
 
 int agent_descriptor_parse(const char *file, const char *text, size_t len, struct diag *d, struct agent_descriptor *ret)
 {
-	static const char *const keys[] = { "version",    "name",      "description", "argv",   "argv_resume",
-					    "plugin_arg", "guard_arg", "prompt",      "events", "env",
-					    "env_pass",   "dirs",      "guard",       NULL };
+	static const char *const keys[] = { "version",    "name",      "description", "argv",         "argv_resume",
+					    "plugin_arg", "guard_arg", "prompt",      "events",       "env",
+					    "env_pass",   "dirs",      "guard",       "plugin_links", NULL };
 	struct agent_descriptor a = { .guard_harness = -1 };
 	struct loader l = { .file = file, .d = d };
 	size_t before = d->errors;
@@ -312,6 +384,8 @@ void agent_descriptor_free(struct agent_descriptor *a)
 	strv_free(&a->env);
 	strv_free(&a->env_pass);
 	strv_free(&a->dirs);
+	strv_free(&a->link_at);
+	strv_free(&a->link_to);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -336,6 +410,10 @@ static const char *var_value(const struct agent_vars *v, const char *name, size_
 		return v->guard_marker;
 	if (IS("exe"))
 		return v->exe;
+	if (IS("plugin_dir"))
+		return v->plugin_dir;
+	if (IS("plugin_bundle"))
+		return v->plugin_bundle;
 	if (IS("turn")) {
 		snprintf(num, 16, "%d", v->turn);
 		return num;

@@ -17,6 +17,7 @@
 #define AGENT_MAX_ARGV 128
 #define AGENT_MAX_ENV 64
 #define AGENT_MAX_DIRS 8
+#define AGENT_MAX_PLUGIN_LINKS 8
 #define AGENT_MAX_NAME 64
 #define AGENT_MAX_SEARCH_DIRS 4
 #define AGENT_MAX_DESCRIPTORS 256
@@ -34,7 +35,10 @@ struct agent_descriptor {
 	struct strv env;      /* K=template */
 	struct strv env_pass; /* names */
 	struct strv dirs;     /* templates of directories made (agent-owned) before the first turn */
-	int guard_harness;    /* enum harness, or -1 */
+	/* plugin_links: per staged plugin, a link at link_at[i] to link_to[i] (templates; link_to is
+	 * {plugin_dir} or {plugin_dir}/REL, link_at lies beneath {home}, {tmp} or {workspace}) */
+	struct strv link_at, link_to;
+	int guard_harness; /* enum harness, or -1 */
 };
 
 /* What a template may refer to. */
@@ -42,8 +46,9 @@ struct agent_vars {
 	const char *prompt, *session_id, *workspace, *home, *tmp, *guard_settings, *guard_marker, *exe;
 	const char *prompt_file; /* {prompt_file}: the turn's prompt in a file (prompt "file") */
 	const struct strv *plugin_dirs;
-	const struct strv *task_command; /* {task_command}: the task's agent.command */
-	const struct strv *task_args;    /* {task_args}: the task's agent.args */
+	const char *plugin_dir, *plugin_bundle; /* one plugin's, for plugin_links */
+	const struct strv *task_command;        /* {task_command}: the task's agent.command */
+	const struct strv *task_args;           /* {task_args}: the task's agent.args */
 	int turn;
 };
 

@@ -394,6 +394,61 @@ static int build_bundles(struct run *r)
 	return 0;
 }
 
+/* The descriptor's plugin_links: for each staged bundle that has the path "to" names, a link at
+ * "at" (beneath home/, tmp/ or the workspace) pointing into the bundle. The directories on the
+ * way are made agent-owned and never followed (rundir_mkpath); the link is root's and its
+ * target, the bundle, stays root's and read-only: the agent may remove the link, not change
+ * what it points to. */
+static int link_one(struct run *r, size_t i, size_t k, const struct agent_vars *v)
+{
+	char *at = NULL, *to = NULL, inside[PATH_MAX];
+	const char *why, *rel;
+	struct stat st;
+	int err;
+
+	if ((err = agent_expand(r->desc.link_at.v[k], v, &at, &why)) < 0 ||
+	    (err = agent_expand(r->desc.link_to.v[k], v, &to, &why)) < 0)
+		goto out;
+	snprintf(inside, sizeof(inside), "bundles/%s%s", v->plugin_bundle, to + strlen(v->plugin_dir));
+	if (fstatat(r->dfd, inside, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		err = errno == ENOENT ? 0 : -errno; /* this plugin has no such path: no link */
+		goto out;
+	}
+	err = -EINVAL;
+	if (strncmp(at, r->dir, strlen(r->dir)) || at[strlen(r->dir)] != '/')
+		goto out;
+	rel = at + strlen(r->dir) + 1;
+	if (strncmp(rel, "home/", 5) && strncmp(rel, "tmp/", 4) && strncmp(rel, "workspace/", 10))
+		goto out;
+	err = rundir_symlink(r->dfd, rel, to, r->uid, r->gid);
+	if (err == 0)
+		say(r, "linked %s -> %s", at, to);
+out:
+	if (err < 0)
+		run_fail(r, "config_error", RUN_EXIT_INVALID, "%s: plugin_links[%zu]: agent.plugins[%zu]: %s: %s",
+			 r->desc.file, k, i, at ? at : r->desc.link_at.v[k], strerror(-err));
+	free(at);
+	free(to);
+	return err;
+}
+
+static int link_plugins(struct run *r)
+{
+	struct agent_vars v = { .workspace = r->ws_path, .home = r->home_path, .tmp = r->tmp_path };
+	int err = 0;
+
+	for (size_t i = 0; i < r->plugin_dirs.n && err == 0; i++) {
+		char bundle[32];
+
+		snprintf(bundle, sizeof(bundle), "plugin-%zu", i);
+		v.plugin_dir = r->plugin_dirs.v[i];
+		v.plugin_bundle = bundle;
+		for (size_t k = 0; k < r->desc.link_at.n && err == 0; k++)
+			err = link_one(r, i, k, &v);
+	}
+	return err;
+}
+
 /* ---- the guard ---- */
 
 static int arm_guard(struct run *r)
@@ -1278,14 +1333,9 @@ static int agent_paths(struct run *r)
 		rel = err == 0 ? dir + strlen(r->dir) + 1 : NULL;
 		if (err == 0 && strncmp(rel, "home/", 5) && strncmp(rel, "tmp/", 4) && strncmp(rel, "workspace/", 10))
 			err = -EINVAL;
-		for (char *p = rel; err == 0 && p && (p = strchr(p, '/'));) {
-			*p = '\0';
-			if (mkdirat(r->dfd, rel, 0700) == 0)
-				err = fchownat(r->dfd, rel, r->uid, r->gid, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
-			*p++ = '/';
-		}
-		if (err == 0 && mkdirat(r->dfd, rel, 0700) == 0)
-			err = fchownat(r->dfd, rel, r->uid, r->gid, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+		/* never through a link: the workspace holds the task's links as they were staged */
+		if (err == 0)
+			err = rundir_mkpath(r->dfd, rel, r->uid, r->gid, NULL);
 		if (err < 0) {
 			run_fail(r, "config_error", RUN_EXIT_INVALID,
 				 "%s: dirs[%zu]: %s must lie beneath home/, tmp/ or the "
@@ -1341,7 +1391,7 @@ static void run_steps(struct run *r, int sigfd)
 	run_phase_end(r, PH_STAGE, t);
 	say(r, "staged %s (agent uid %u, slot %u)", r->dir, (unsigned)r->uid, r->slot);
 	t = now_mono_ms();
-	if (build_bundles(r) < 0) {
+	if (build_bundles(r) < 0 || link_plugins(r) < 0) {
 		run_phase_end(r, PH_BUNDLES, t);
 		return;
 	}

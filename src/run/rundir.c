@@ -63,6 +63,75 @@ int rundir_mkdir(int dirfd, const char *name, mode_t mode, uid_t uid, gid_t gid)
 	return 0;
 }
 
+/* One component: made if missing (agent-owned), then opened without following a link. */
+static int mkpath_step(int fd, const char *name, uid_t uid, gid_t gid)
+{
+	int next;
+
+	if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
+		return -EINVAL;
+	if (mkdirat(fd, name, 0700) == 0) {
+		if (fchownat(fd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
+	} else if (errno != EEXIST) {
+		return -errno;
+	}
+	next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return next < 0 ? -errno : next;
+}
+
+int rundir_mkpath(int dirfd, const char *rel, uid_t uid, gid_t gid, int *ret_fd)
+{
+	char *copy = strdup(rel), *name, *save = NULL;
+	int fd = -1, err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	if (!*rel || rel[0] == '/' || strstr(rel, "//") || rel[strlen(rel) - 1] == '/')
+		err = -EINVAL;
+	fd = err == 0 ? fcntl(dirfd, F_DUPFD_CLOEXEC, 0) : -1;
+	if (err == 0 && fd < 0)
+		err = -errno;
+	for (name = strtok_r(copy, "/", &save); err == 0 && name; name = strtok_r(NULL, "/", &save)) {
+		int next = mkpath_step(fd, name, uid, gid);
+
+		close(fd);
+		fd = next;
+		err = next < 0 ? next : 0;
+	}
+	free(copy);
+	if (err < 0)
+		return err;
+	if (ret_fd)
+		*ret_fd = fd;
+	else
+		close(fd);
+	return 0;
+}
+
+int rundir_symlink(int dirfd, const char *rel, const char *target, uid_t uid, gid_t gid)
+{
+	const char *slash = strrchr(rel, '/'), *leaf = slash ? slash + 1 : rel;
+	char *parent = NULL;
+	int fd = -1, err = 0;
+
+	if (!*leaf || !strcmp(leaf, ".") || !strcmp(leaf, ".."))
+		return -EINVAL;
+	if (slash) {
+		if (!(parent = strndup(rel, (size_t)(slash - rel))))
+			return -ENOMEM;
+		err = rundir_mkpath(dirfd, parent, uid, gid, &fd);
+		free(parent);
+	} else if ((fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0)) < 0) {
+		err = -errno;
+	}
+	if (err == 0 && symlinkat(target, fd, leaf) < 0)
+		err = -errno;
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
 static int open_new(int dirfd, const char *name, uid_t uid, gid_t gid)
 {
 	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);

@@ -24,6 +24,15 @@
 int rundir_create(const char *path, int *ret_fd);
 /* mkdirat + chown + chmod (chmod after chown: the mode is exact whatever the umask). */
 int rundir_mkdir(int dirfd, const char *name, mode_t mode, uid_t uid, gid_t gid);
+/* Make every directory of the relative path `rel` beneath dirfd that is missing (mode 0700,
+ * owned by uid:gid), one component at a time with O_NOFOLLOW: a link on the way is an error
+ * (-ELOOP or -ENOTDIR), never followed. Existing directories are kept as they are. `rel` must
+ * have no empty, "." or ".." component (-EINVAL). With ret_fd, an O_DIRECTORY fd on the last. */
+int rundir_mkpath(int dirfd, const char *rel, uid_t uid, gid_t gid, int *ret_fd);
+/* A symbolic link at the relative path `rel` (its parents made as rundir_mkpath does) holding
+ * `target`; -EEXIST when anything is there already. The link is root's: the target is never
+ * opened. */
+int rundir_symlink(int dirfd, const char *rel, const char *target, uid_t uid, gid_t gid);
 /* Create `name` in dirfd (O_EXCL, never following links) with exactly these bytes, owner, mode. */
 int rundir_write(int dirfd, const char *name, const void *data, size_t len, mode_t mode, uid_t uid, gid_t gid);
 /* Copy the file at `src` (a path the task author gave) to `name` in dirfd. */

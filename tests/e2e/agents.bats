@@ -234,4 +234,31 @@ assert lines == want, lines
 PY
 	[ "$(result "r['agent']['argv'][-1]")" = "$T/run/agent/prompt-0.txt" ]
 	[ "$(cat "$T/run/agent/prompt-1.txt")" = "second prompt" ]
+
+@test "agents: plugin_links link each bundle's path in, never through a link the workspace holds" {
+	python3 -c "import json; d=json.load(open('$FAKE/fake-codex.json')); d['name']='fake-links'; d['plugin_links']=[{'at':'{workspace}/sub/dir/{plugin_bundle}','to':'{plugin_dir}/skills'}]; json.dump(d, open('$T/agents/fake-links.json','w'))"
+	mkdir -p "$T/p0/.claude-plugin" "$T/p0/skills/s" "$T/p1/.claude-plugin" "$T/elsewhere"
+	echo '{"name": "p0", "version": "0.1.0"}' >"$T/p0/.claude-plugin/plugin.json"
+	echo '{"name": "p1", "version": "0.1.0"}' >"$T/p1/.claude-plugin/plugin.json"
+	printf -- '---\nname: s\ndescription: d\n---\n' >"$T/p0/skills/s/SKILL.md"
+	task fake-links "first" '[]'
+	sed -i 's|"turns":\[\],|"turns":[],"plugins":[{"path":"p0"},{"path":"p1"}],|' "$T/task.json"
+	run "$PROCTOR" run "$T/task.json" --agents "$T/agents" --out "$T/run" --quiet
+	[ "$status" -eq 0 ]
+	[ "$(result "r['status']")" = completed ]
+	# a link for the bundle that has skills/, none for the one that has not; the directories on
+	# the way are the agent's, the link root's
+	[ "$(readlink "$T/run/workspace/sub/dir/plugin-0")" = "$T/run/bundles/plugin-0/skills" ]
+	[ ! -e "$T/run/workspace/sub/dir/plugin-1" ] && [ ! -L "$T/run/workspace/sub/dir/plugin-1" ]
+	[ "$(stat -c %u "$T/run/workspace/sub/dir")" -eq 2000 ] && [ "$(stat -c %u "$T/run/workspace/sub")" -eq 2000 ]
+	[ "$(stat -c %u "$T/run/workspace/sub/dir/plugin-0")" -eq 0 ]
+	# the same with the workspace holding sub -> elsewhere: refused, nothing made there
+	rm -rf "$T/run"
+	ln -s "$T/elsewhere" "$T/ws/sub"
+	run "$PROCTOR" run "$T/task.json" --agents "$T/agents" --out "$T/run" --quiet
+	[ "$status" -eq 4 ]
+	[ "$(result "r['status']")" = config_error ]
+	result "r['reason']" | grep -q 'plugin_links\[0\]'
+	[ -z "$(ls -A "$T/elsewhere")" ]
+	[ "$(stat -c %u "$T/elsewhere")" -eq 0 ]
 }

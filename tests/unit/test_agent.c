@@ -17,7 +17,9 @@ static const char good[] =
 	"\"{plugin_args}\",\"{task_args}\"],\"argv_resume\":[\"claude\",\"-p\",\"{prompt}\",\"--resume\",\"{session_id}\"],"
 	"\"plugin_arg\":[\"--plugin-dir\",\"{plugin_dir}\"],\"guard_arg\":[\"--settings\",\"{guard_settings}\"],"
 	"\"prompt\":\"argument\",\"env\":{\"CLAUDE_CODE_TMPDIR\":\"{tmp}\",\"X\":\"{{literal}}\"},\"env_pass\":[\"K\"],"
-	"\"dirs\":[\"{home}/.claude\"],\"guard\":\"claude-code\"," STREAM_EVENTS "}";
+	"\"dirs\":[\"{home}/.claude\"],\"guard\":\"claude-code\","
+	"\"plugin_links\":[{\"at\":\"{home}/.x/skills/{plugin_bundle}\",\"to\":\"{plugin_dir}/skills\"}]," STREAM_EVENTS
+	"}";
 
 static const char *first_error(const char *text, struct agent_descriptor *a)
 {
@@ -76,6 +78,16 @@ static void test_descriptor__loads_and_expands(void **state)
 	assert_int_equal(agent_expand("{{x}} {tmp}/a }", &v, &s, &why), 0);
 	assert_string_equal(s, "{x} /r/tmp/a }");
 	free(s);
+	/* plugin_links: one link per plugin, named by its bundle */
+	assert_int_equal(a.link_at.n, 1);
+	v.plugin_dir = "/r/bundles/plugin-1";
+	v.plugin_bundle = "plugin-1";
+	assert_int_equal(agent_expand(a.link_at.v[0], &v, &s, &why), 0);
+	assert_string_equal(s, "/r/home/.x/skills/plugin-1");
+	free(s);
+	assert_int_equal(agent_expand(a.link_to.v[0], &v, &s, &why), 0);
+	assert_string_equal(s, "/r/bundles/plugin-1/skills");
+	free(s);
 	strv_free(&plugins);
 	strv_free(&args);
 	agent_descriptor_free(&a);
@@ -102,6 +114,10 @@ static void test_descriptor__prompt_file(void **state)
 	assert_int_equal(agent_argv(&a, &v, &argv, &why), -EINVAL);
 	agent_descriptor_free(&a);
 }
+
+#define LINKS(v)                                                                                                  \
+	"{\"version\":1,\"name\":\"a\",\"argv\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"}," \
+	"\"plugin_links\":" v "}"
 
 static void test_descriptor__errors_name_file_and_key(void **state)
 {
@@ -156,6 +172,24 @@ static void test_descriptor__errors_name_file_and_key(void **state)
 		  "guard: must be" },
 		{ "{\"version\":1,\"name\":\"a\",\"argv\":[\"x\"],\"prompt\":\"stdin\",\"events\":{\"framing\":\"lines\"},\"guard\":\"codex\"}",
 		  "guard_arg: a guard harness needs" },
+		{ LINKS("{}"), "plugin_links: must be a list" },
+		{ LINKS("[{\"at\":\"{home}/s/{plugin_bundle}\"}]"), "plugin_links[0]: must be an object with exactly" },
+		{ LINKS("[{\"at\":\"/etc/{plugin_bundle}\",\"to\":\"{plugin_dir}\"}]"),
+		  "plugin_links[0]: \"at\" must start with {home}/" },
+		{ LINKS("[{\"at\":\"{home}/skills\",\"to\":\"{plugin_dir}\"}]"),
+		  "plugin_links[0]: \"at\" must name each plugin's link with {plugin_bundle}" },
+		{ LINKS("[{\"at\":\"{home}/../{plugin_bundle}\",\"to\":\"{plugin_dir}\"}]"),
+		  "plugin_links[0]: \"at\" must be a plain path" },
+		{ LINKS("[{\"at\":\"{home}/{plugin_bundle}/{tmp}\",\"to\":\"{plugin_dir}\"}]"),
+		  "plugin_links[0]: \"at\" must be a plain path" },
+		{ LINKS("[{\"at\":\"{home}/{plugin_bundle}\",\"to\":\"{home}/x\"}]"),
+		  "plugin_links[0]: \"to\" must be {plugin_dir}" },
+		{ LINKS("[{\"at\":\"{home}/{plugin_bundle}\",\"to\":\"{plugin_dir}/../x\"}]"),
+		  "plugin_links[0]: \"to\" must be {plugin_dir}" },
+		{ LINKS("[{\"at\":\"{home}/{plugin_bundle}\",\"to\":\"{plugin_dir}/s/\"}]"),
+		  "plugin_links[0]: \"to\" must be {plugin_dir}" },
+		{ LINKS("[{\"at\":\"{home}/{prompt}/{plugin_bundle}\",\"to\":\"{plugin_dir}\"}]"),
+		  "plugin_links[0]: a placeholder that is not allowed here" },
 	};
 
 	(void)state;

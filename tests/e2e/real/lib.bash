@@ -54,7 +54,10 @@ real_model_stop() {
 
 # real_task KIND PROMPT TURNS_JSON [EXTRA] [LIMITS_JSON]: write $T/task.json for claude-code or
 # codex against the model on $PORT, with the uip mock. EXTRA is more top-level members, each
-# followed by a comma (e.g. '"guard": false,'); PLUGINS_JSON, if set, is agent.plugins.
+# followed by a comma (e.g. '"guard": false,'); PLUGINS_JSON, if set, is agent.plugins;
+# RO_PATHS_JSON, if set, more agent.ro_paths (a JSON list's members, each followed by a comma);
+# CODEX_MODEL, if set, the model slug Codex is told (default gpt-scripted, which Codex does not
+# know; a slug it knows, e.g. gpt-5.5, makes it offer its apply_patch tool).
 real_task() {
 	local kind=$1 prompt=$2 turns=$3 extra=${4:-} limits=${5:-'{"timeout_s":120,"turn_timeout_s":60}'}
 	local dir env args
@@ -65,14 +68,14 @@ real_task() {
 	else
 		dir=$(dirname "$PROCTOR_CODEX")
 		env='"SCRIPTED_KEY":"x"'
-		args="[\"-c\",\"model_provider=\\\"scripted\\\"\",\"-c\",\"model=\\\"gpt-scripted\\\"\",\"-c\",\"model_providers.scripted={name=\\\"scripted\\\",base_url=\\\"http://127.0.0.1:$PORT/v1\\\",wire_api=\\\"responses\\\",env_key=\\\"SCRIPTED_KEY\\\",supports_websockets=false,request_max_retries=0,stream_max_retries=0}\"]"
+		args="[\"-c\",\"model_provider=\\\"scripted\\\"\",\"-c\",\"model=\\\"${CODEX_MODEL:-gpt-scripted}\\\"\",\"-c\",\"model_providers.scripted={name=\\\"scripted\\\",base_url=\\\"http://127.0.0.1:$PORT/v1\\\",wire_api=\\\"responses\\\",env_key=\\\"SCRIPTED_KEY\\\",supports_websockets=false,request_max_retries=0,stream_max_retries=0}\"]"
 	fi
 	cat >"$T/task.json" <<JSON
 {"version":1,"id":"real-$kind","workspace":{"from":"ws"},$extra
  "agent":{"kind":"$kind","prompt":"$prompt","turns":$turns,"args":$args,
    "env":{"PATH":"$dir:/usr/local/bin:/usr/bin:/bin",$env},
    "plugins":${PLUGINS_JSON:-[]},
-   "ro_paths":["/opt/proctor-agents"]},
+   "ro_paths":[${RO_PATHS_JSON:-}"/opt/proctor-agents"]},
  "mocks":[{"tool":"uip","fixture":"fx.json","max_requests":10,"passthrough_argv_prefixes":[]}],
  "limits":$limits}
 JSON

@@ -8,7 +8,7 @@ Names in EXPR: r (RUN/result.json), ev (the agents' events: the "event" of each 
 RUN/logs/events.jsonl; a line that is not such an object is an error), evt(n) (those of turn n),
 results() (every tool_result block Claude Code reported, as dicts), calls (mockd's journal),
 log (the model server's request log), denials (RUN/logs/guard-denials.jsonl), outputs() (every
-function_call_output Codex sent the model, as strings). With --print, print EXPR's value.
+function_call_output and custom_tool_call_output (apply_patch) Codex sent the model, as strings). With --print, print EXPR's value.
 On a false value, print EXPR and a short view of the run to stderr (bats shows it).
 """
 
@@ -57,7 +57,8 @@ def main():
         for rec in (log if records is None else records):
             body = rec.get("body") or {}
             for item in body.get("input") or []:
-                if isinstance(item, dict) and item.get("type") == "function_call_output":
+                if isinstance(item, dict) and item.get("type") in ("function_call_output",
+                                                                   "custom_tool_call_output"):
                     out.append(str(item.get("output")))
         return out
 
