@@ -234,6 +234,7 @@ assert lines == want, lines
 PY
 	[ "$(result "r['agent']['argv'][-1]")" = "$T/run/agent/prompt-0.txt" ]
 	[ "$(cat "$T/run/agent/prompt-1.txt")" = "second prompt" ]
+}
 
 @test "agents: plugin_links link each bundle's path in, never through a link the workspace holds" {
 	python3 -c "import json; d=json.load(open('$FAKE/fake-codex.json')); d['name']='fake-links'; d['plugin_links']=[{'at':'{workspace}/sub/dir/{plugin_bundle}','to':'{plugin_dir}/skills'}]; json.dump(d, open('$T/agents/fake-links.json','w'))"
