@@ -92,6 +92,12 @@ all_done() { # the joblog line of a run where every index exited 0
 	seq 0 19 | sed 's/$/:0/' | tr '\n' ' ' | sed 's/ $//'
 }
 
+# collect_counts: proctor collect OUT's status counts (the nonzero ones, sorted), or fails.
+collect_counts() {
+	"$PROCTOR" collect "$T/out" --format json >"$T/sum.json" || return 1
+	jget "$T/sum.json" 'sorted((k, v) for k, v in r["counts"].items() if v)'
+}
+
 @test "parallel: 20 tasks, 4 jobs: 20 final results, no uid shared at once, collect right, a rerun is a no-op" {
 	suite "$T/s"
 	prun "$T/joblog"
@@ -153,10 +159,7 @@ all_done() { # the joblog line of a run where every index exited 0
 		[ "$(jget "$T/out/$id/result.json" 'r["status"], r["exit_code"]')" = "('isolation_failed', 3)" ]
 		[[ "$(jget "$T/out/$id/result.json" 'r["reason"]')" == "no identity slot: every slot is taken by another run"* ]]
 	done
-	run --separate-stderr "$PROCTOR" collect "$T/out" --format json
-	[ "$status" -eq 0 ]
-	echo "$output" >"$T/sum.json"
-	[ "$(jget "$T/sum.json" 'sorted((k, v) for k, v in r["counts"].items() if v)')" = "[('completed', 17), ('isolation_failed', 3)]" ]
+	[ "$(collect_counts)" = "[('completed', 17), ('isolation_failed', 3)]" ]
 	[ -z "$(procs_ours "$RUN_UIDS")" ]
 
 	# The slot is free again: the rerun runs t05, t11 and t17 only; their first attempts are kept.
@@ -175,9 +178,6 @@ all_done() { # the joblog line of a run where every index exited 0
 	for id in t05 t11 t17; do
 		[ "$(jget "$T/out/$id/result.json" 'r["status"], r["exit_code"], r["identity"]["agent_uid"]')" = "('completed', 0, 2040)" ]
 	done
-	run --separate-stderr "$PROCTOR" collect "$T/out" --format json
-	[ "$status" -eq 0 ]
-	echo "$output" >"$T/sum.json"
-	[ "$(jget "$T/sum.json" 'sorted((k, v) for k, v in r["counts"].items() if v)')" = "[('completed', 20)]" ]
+	[ "$(collect_counts)" = "[('completed', 20)]" ]
 	[ -z "$(procs_ours "$RUN_UIDS")" ]
 }
