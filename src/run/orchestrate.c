@@ -225,6 +225,28 @@ static void give_back_reserve(struct run *r)
 		unlinkat(r->dfd, ".reserve", 0);
 }
 
+/* Prompt "file": every turn's prompt written now, before the agent can fill the filesystem,
+ * root's and unreadable (0400) until its turn opens it (turn_params: a chmod needs no space);
+ * a later turn's prompt, a simulated user's reply, stays hidden until then. */
+static int stage_prompts(struct run *r)
+{
+	char rel[64];
+	int err;
+
+	if (!r->desc_ok || r->desc.prompt != AGENT_PROMPT_FILE)
+		return 0;
+	for (size_t turn = 0; turn <= r->t.turns.n; turn++) {
+		const char *prompt = turn ? r->t.turns.v[turn - 1] : r->t.prompt ? r->t.prompt : "";
+
+		snprintf(rel, sizeof(rel), "agent/prompt-%zu.txt", turn);
+		if ((err = rundir_write(r->dfd, rel, prompt, strlen(prompt), 0400, 0, 0)) < 0) {
+			run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "%s/%s: %s", r->dir, rel, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
 static int stage_dirs(struct run *r)
 {
 	const struct {
@@ -365,7 +387,7 @@ static int stage(struct run *r)
 		run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "bin/: %s", strerror(-err));
 		return err;
 	}
-	return 0;
+	return stage_prompts(r);
 }
 
 static int build_bundles(struct run *r)
@@ -964,12 +986,12 @@ static json_t *turn_params(struct run *r, int turn, const char *prompt, uint64_t
 	int err;
 
 	vars_for(r, &v, turn, prompt);
-	/* Prompt "file": root writes it, read-only, into agent/, which is root's (the agent can
-	 * neither plant a link at the name nor change the text). */
+	/* Prompt "file": staged by stage_prompts() in agent/, which is root's (the agent can neither
+	 * plant a link at the name nor change the text); readable from its turn on. */
 	if (r->desc.prompt == AGENT_PROMPT_FILE) {
 		snprintf(rel, sizeof(rel), "agent/prompt-%d.txt", turn);
-		if ((err = rundir_write(r->dfd, rel, prompt, strlen(prompt), 0444, 0, 0)) < 0 ||
-		    !(file = run_path(r, rel))) {
+		err = fchmodat(r->dfd, rel, 0444, 0) < 0 ? -errno : 0;
+		if (err < 0 || !(file = run_path(r, rel))) {
 			run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "%s/%s: %s", r->dir, rel,
 				 strerror(err < 0 ? -err : ENOMEM));
 			return NULL;

@@ -175,7 +175,7 @@ static json_t *private_json(struct run *r)
 			json_array_append_new(leaks, json_string(pf[i].leaked_into.v[k]));
 		json_array_append_new(out, json_pack("{s:s,s:s?,s:o,s:b}", "path", r->t.private_paths.v[i], "sha256",
 						     pf[i].size >= 0 ? pf[i].sha256 : NULL, "leaked_into", leaks,
-						     "scan_complete", !truncated));
+						     "scan_complete", !truncated && pf[i].size >= 0));
 		strv_free(&pf[i].leaked_into);
 	}
 	if (ws >= 0)

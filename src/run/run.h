@@ -109,6 +109,7 @@ struct run {
 	bool agent_started, agent_exited, timed_out;
 	json_t *agent_exit_code, *agent_signal;
 	unsigned long long events, events_bytes, events_lost, stderr_bytes;
+	bool events_broken; /* a partial line could not be cut off: nothing more is appended */
 	int events_fd, stderr_fd;
 	long left_behind;
 	/* records */

@@ -358,6 +358,7 @@ struct scan {
 	struct private_file *priv;
 	size_t npriv;
 	unsigned entries;
+	unsigned long long bytes; /* hashed so far: at most RUN_TREE_MAX_BYTES */
 	int truncated;
 };
 
@@ -399,7 +400,8 @@ static void scan_entry(struct scan *s, int fd, const char *name, const char *rel
 		wanted |= S_ISREG(st.st_mode) && st.st_size == s->priv[i].size;
 	if (!wanted)
 		return;
-	if (rundir_hash_file(fd, name, sum, NULL) < 0) {
+	s->bytes += (unsigned long long)st.st_size;
+	if (s->bytes > RUN_TREE_MAX_BYTES || rundir_hash_file(fd, name, sum, NULL) < 0) {
 		s->truncated = 1;
 		return;
 	}

@@ -22,6 +22,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sched.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../lib/fd.h"
@@ -158,14 +159,29 @@ int run_start_mockd(struct run *r)
 	else
 		snprintf(how, sizeof(how), "it exited");
 	if (r->mockd > 0) {
-		kill(r->mockd, SIGKILL);
-		waitpid(r->mockd, &st, 0);
+		/* The pipe closed without the byte: mockd is exiting. Its own status is reported only
+		 * when it ended by itself, within a moment; otherwise it is killed here. */
+		bool own = false;
+
+		for (int i = 0; err != -ETIMEDOUT && i < 100 && !own; i++) {
+			pid_t p = waitpid(r->mockd, &st, WNOHANG);
+
+			own = p == r->mockd;
+			if (!own)
+				nanosleep(&(struct timespec){ .tv_nsec = 1000000L }, NULL);
+		}
+		if (!own) {
+			kill(r->mockd, SIGKILL);
+			waitpid(r->mockd, &st, 0);
+			if (err != -ETIMEDOUT)
+				snprintf(how, sizeof(how), "it closed its readiness pipe and was killed");
+		} else if (WIFEXITED(st)) {
+			snprintf(how, sizeof(how), "it exited with status %d", WEXITSTATUS(st));
+		} else if (WIFSIGNALED(st)) {
+			snprintf(how, sizeof(how), "it was killed by signal %d", WTERMSIG(st));
+		}
 		r->mockd_status = st;
 		r->mockd = 0;
-		if (err != -ETIMEDOUT && WIFEXITED(st))
-			snprintf(how, sizeof(how), "it exited with status %d", WEXITSTATUS(st));
-		else if (err != -ETIMEDOUT && WIFSIGNALED(st))
-			snprintf(how, sizeof(how), "it was killed by signal %d", WTERMSIG(st));
 	}
 	run_log_tail(r, "logs/mockd.log", tail, sizeof(tail));
 	run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "mockd did not become ready (%s): %s", how,
@@ -473,12 +489,21 @@ static void write_event(struct run *r, json_t *ev)
 		json_object_del(ev, "json");
 		json_object_del(ev, "text");
 	}
-	/* An event not in events.jsonl (over the cap, or a full disk) is counted, never silent. */
-	if (json_dump_buf(ev, JSON_COMPACT | JSON_SORT_KEYS, &b) == 0 && buf_putc(&b, '\n') == 0 &&
-	    r->events_bytes + b.len <= RUN_MAX_EVENTS_BYTES && fd_write_all(r->events_fd, b.data, b.len) == 0)
-		r->events_bytes += b.len;
-	else
+	/* An event not in events.jsonl (over the cap, or a full disk) is counted, never silent. A
+	 * line written in part is cut off again, so the next one does not run on from it; if that
+	 * fails nothing more is appended (every later event is lost, and counted). */
+	if (json_dump_buf(ev, JSON_COMPACT | JSON_SORT_KEYS, &b) == 0 && buf_putc(&b, '\n') == 0 && !r->events_broken &&
+	    r->events_bytes + b.len <= RUN_MAX_EVENTS_BYTES) {
+		if (fd_write_all(r->events_fd, b.data, b.len) == 0) {
+			r->events_bytes += b.len;
+		} else {
+			r->events_lost++;
+			if (ftruncate(r->events_fd, (off_t)r->events_bytes) < 0)
+				r->events_broken = true;
+		}
+	} else {
 		r->events_lost++;
+	}
 	buf_free(&b);
 }
 

@@ -212,10 +212,10 @@ PY
 	echo "$output" | grep -q "^file *$T/home/.config/proctor/agents/only-xdg.json$"
 }
 
-@test "agents: prompt \"file\": each turn's prompt in a root-owned, read-only file named by {prompt_file}" {
+@test "agents: prompt \"file\": each turn's prompt in a root-owned, read-only file named by {prompt_file}, hidden until its turn" {
 	cat >"$T/agents/promptfile.json" <<'JSON'
 {"version":1,"name":"promptfile","prompt":"file","events":{"framing":"lines"},
- "argv":["/bin/sh","-c","cat \"$1\"; echo; stat -c 'owner %u mode %a' \"$1\"; if (: >>\"$1\") 2>/dev/null; then echo writable; else echo read-only; fi","sh","{prompt_file}"]}
+ "argv":["/bin/sh","-c","cat \"$1\"; echo; stat -c 'owner %u mode %a' \"$1\"; if (: >>\"$1\") 2>/dev/null; then echo writable; else echo read-only; fi; if cat \"$(dirname \"$1\")/prompt-1.txt\" >/dev/null 2>&1; then echo turn-1-readable; else echo turn-1-hidden; fi","sh","{prompt_file}"]}
 JSON
 	cat >"$T/task.json" <<JSON
 {"version":1,"id":"promptfile","workspace":{"from":"ws"},
@@ -229,7 +229,8 @@ JSON
 	python3 - "$T/run" <<'PY'
 import json, sys
 lines = [json.loads(l)["text"].rstrip("\n") for l in open(sys.argv[1] + "/logs/events.jsonl")]
-want = ["first prompt", "owner 0 mode 444", "read-only", "second prompt", "owner 0 mode 444", "read-only"]
+want = ["first prompt", "owner 0 mode 444", "read-only", "turn-1-hidden",  # the next turn's prompt is not readable yet
+        "second prompt", "owner 0 mode 444", "read-only", "turn-1-readable"]
 assert lines == want, lines
 PY
 	[ "$(result "r['agent']['argv'][-1]")" = "$T/run/agent/prompt-0.txt" ]
