@@ -412,10 +412,12 @@ static void prog_rsync(struct sh *st, struct tok **w, size_t n)
 		bool del = false;
 
 		for (size_t i = 1; i < n; i++)
-			del |= !strncmp(lit(w[i]), "--delete", 8) || !strncmp(lit(w[i]), "--remove-source-files", 21);
+			del |= !strncmp(lit(w[i]), "--delete", 8) || !strcmp(lit(w[i]), "--del") ||
+			       !strcmp(lit(w[i]), "--remove-source-files") || !strcmp(lit(w[i]), "--remove-sent-files");
 		remote_check(st, "rsync", a.ops[a.nops - 1]);
-		/* --remove-source-files deletes what was sent: each source is removed */
-		for (size_t i = 0; has_word(w, n, "--remove-source-files") && i + 1 < a.nops; i++)
+		/* --remove-source-files (--remove-sent-files, its old name) deletes what was sent: each
+		 * source is removed; --del is --delete-during */
+		for (size_t i = 0; has_word(w, n, "--remove-source-files --remove-sent-files") && i + 1 < a.nops; i++)
 			sh_target(st, "rsync --remove-source-files", a.ops[i], SHELL_REMOVE);
 		/* --delete removes what the source lacks, the guard's files included */
 		sh_target(st, del ? "rsync --delete" : "rsync", a.ops[a.nops - 1], del ? SHELL_REMOVE : SHELL_WRITE);
@@ -967,22 +969,40 @@ static bool nsenter_moves(struct tok **w, size_t n)
 	return false;
 }
 
-/* perf SUBCOMMAND [options] [command]: -o/--output name the file written; the profiled command is
- * found as an unknown wrapper's is, by the first word that names a program the guard knows. */
+/* perf SUBCOMMAND [options] [command]: -o/--output, and perf data convert's --to-json and
+ * --to-ctf, name the file or directory written; the profiled command follows "--" or is found as
+ * an unknown wrapper's is, by the first word that names a program the guard knows. A word computed
+ * at run time might be that command: refused, as a computed command name is. */
 static void run_perf(struct sh *st, struct tok **w, size_t n)
 {
+	static const char *const outs[] = { "-o", "--output", "--to-json", "--to-ctf", NULL };
 	char v[PATH_MAX];
 
 	for (size_t i = 2; i < n; i++) {
 		const char *s = lit(w[i]);
+		size_t l = strcspn(s, "=");
+		bool done = false;
 
-		if ((!strcmp(s, "-o") || !strcmp(s, "--output")) && i + 1 < n)
-			sh_target(st, "perf -o", w[++i], SHELL_WRITE);
-		else if (!strncmp(s, "--output=", 9))
-			opt_target(st, "perf -o", w[i], s + 9);
-		else if (!strncmp(s, "-o", 2) && s[2])
+		for (const char *const *o = outs; *o && !done; o++) {
+			const char *what = o - outs < 2 ? "perf -o" : "perf data convert";
+
+			if (!strcmp(s, *o) && i + 1 < n)
+				sh_target(st, what, w[++i], SHELL_WRITE);
+			else if (s[l] == '=' && l == strlen(*o) && !strncmp(s, *o, l) && o != outs)
+				opt_target(st, what, w[i], s + l + 1);
+			else
+				continue;
+			done = true;
+		}
+		if (done)
+			continue;
+		if (!strncmp(s, "-o", 2) && s[2]) {
 			opt_target(st, "perf -o", w[i], s + 2);
-		else if (s[0] != '-' && sh_word(st, w[i], v, sizeof(v)) && tables_is_known_actor(sh_base(v))) {
+		} else if (!strcmp(s, "--") || (s[0] != '-' && !sh_word(st, w[i], v, sizeof(v)))) {
+			st->wrapped = true;
+			sh_command(st, w + i + !strcmp(s, "--"), n - i - !strcmp(s, "--"));
+			return;
+		} else if (s[0] != '-' && tables_is_known_actor(sh_base(v))) {
 			st->wrapped = true;
 			sh_command(st, w + i, n - i);
 			return;
@@ -990,11 +1010,119 @@ static void run_perf(struct sh *st, struct tok **w, size_t n)
 	}
 }
 
+/* Whether `name` (a long option, "--x") is a prefix getopt_long would accept for one of the
+ * space-separated `longs` without being one of them exactly. */
+static bool long_abbrev(const char *name, const char *longs)
+{
+	size_t l = strlen(name);
+
+	if (!longs || l < 3 || in_words(name, longs))
+		return false;
+	for (const char *x = longs; *x;) {
+		size_t wl = strcspn(x, " ");
+
+		if (l < wl && !strncmp(name, x, l))
+			return true;
+		x += wl;
+		x += *x == ' ';
+	}
+	return false;
+}
+
+/* The directory a wrapper's options move its command to (env -C, unshare -w, sudo -D) in every
+ * spelling getopt accepts: a separate or attached value, a letter cluster (env -iC DIR,
+ * unshare -rw/x), --opt=DIR, --opt DIR and a prefix of the long name. Options end at the first
+ * operand. *dir is left NULL when the directory does not change; false after a deny (an option
+ * computed at run time, or a long option abbreviated, whose value the guard would misplace). */
+static bool wrapper_dir(struct sh *st, const struct wrapper *wr, const char *name, struct tok **w, size_t n,
+			struct tok *dtok, char *dval, size_t dn, const struct tok **dir)
+{
+	const char *dirlong = !strcmp(name, "unshare") ? "--wd" : "--chdir";
+	char v[PATH_MAX];
+
+	for (size_t i = 1; i < n; i++) {
+		const char *s = v, *at = NULL;
+
+		if (!sh_word(st, w[i], v, sizeof(v))) {
+			if (sh_is_assignment(w[i]->s) || w[i]->s[0] != '-') /* env NAME=$V, or the command */
+				return true;
+			sh_deny(st, "%s: an option is computed at run time; write it literally", name);
+			return false;
+		}
+		if (!strcmp(s, "--") || s[0] != '-' || !s[1])
+			return true;
+		if (s[1] == '-') {
+			const char *eq = strchr(s, '=');
+			size_t l = eq ? (size_t)(eq - s) : strlen(s);
+			char nm[128];
+
+			snprintf(nm, sizeof(nm), "%.*s", (int)(l < 127 ? l : 127), s);
+			if (l >= 3 && !strncmp(nm, dirlong, l))
+				at = eq ? eq + 1 : "";
+			else if (long_abbrev(nm, wr->o.longarg)) {
+				sh_deny(st, "%s %s: write the option in full", name, nm);
+				return false;
+			} else if (!eq && in_words(nm, wr->o.longarg))
+				i++;
+		} else {
+			for (const char *c = s + 1; *c; c++) {
+				if (*c == wr->chdir_opt[0]) {
+					at = c + 1;
+					break;
+				}
+				if (wr->o.shortarg && strchr(wr->o.shortarg, *c)) {
+					i += !c[1];
+					break;
+				}
+			}
+		}
+		if (at && *at) {
+			snprintf(dval, dn, "%s", at);
+			*dtok = (struct tok){ .kind = T_WORD, .s = dval };
+			*dir = dtok;
+		} else if (at) {
+			*dir = i + 1 < n ? w[++i] : NULL;
+		}
+	}
+	return true;
+}
+
+/* unshare -r/-m (--map-root-user, --mount, --mount-proc, --map-user, ...), in any cluster: a user
+ * namespace with root and a mount namespace let the command bind any directory beneath the
+ * workspace, so a later write lands anywhere. -R/--root change the root. Options end at the first
+ * operand. */
+static bool unshare_mounts(struct tok **w, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		const char *s = lit(w[i]);
+
+		if (!strcmp(s, "--") || s[0] != '-' || !s[1])
+			return false;
+		if (s[1] == '-') {
+			if (!strncmp(s, "--m", 3) || !strncmp(s, "--r", 3))
+				return true;
+			if (!strchr(s, '=') && in_words(s, "--setuid --setgid --wd --propagation --setgroups"))
+				i++;
+			continue;
+		}
+		for (const char *c = s + 1; *c; c++) {
+			if (strchr("rmR", *c))
+				return true;
+			if (strchr("SGw", *c)) {
+				i += !c[1];
+				break;
+			}
+		}
+	}
+	return false;
+}
+
 static void run_wrapper(struct sh *st, const struct wrapper *wr, struct tok **w, size_t n, const char *name)
 {
 	struct args a;
 	struct tok dtok;
 	const struct tok *dir = NULL;
+	char dval[PATH_MAX];
 	size_t i;
 
 	if (!strcmp(name, "command") || !strcmp(name, "builtin")) {
@@ -1047,20 +1175,11 @@ static void run_wrapper(struct sh *st, const struct wrapper *wr, struct tok **w,
 			}
 		}
 	}
+	if (wr->chdir_opt && !wrapper_dir(st, wr, name, w, n, &dtok, dval, sizeof(dval), &dir))
+		return;
 	for (i = 1; i + 1 < n; i++) {
 		const char *s = lit(w[i]);
 
-		if ((wr->chdir_opt && s[0] == '-' && s[1] == wr->chdir_opt[0] && !s[2]) || !strcmp(s, "--chdir") ||
-		    !strcmp(s, "--wd"))
-			dir = w[i + 1];
-		if ((!strncmp(s, "--chdir=", 8) && !strcmp(name, "env")) ||
-		    (!strncmp(s, "--wd=", 5) && !strcmp(name, "unshare"))) {
-			dtok = *w[i];
-			dtok.s = strchr(w[i]->s, '=') + 1;
-			dtok.nsub = 0;
-			dir = &dtok;
-			continue;
-		}
 		/* unshare -r maps root (no directory); nsenter's -r and -w take their value attached or not
 		 * at all (the target's root and directory), checked by nsenter_moves() */
 		if (!strncmp(s, "--chdir=", 8) || !strcmp(s, "-R") || !strncmp(s, "--chroot", 8) ||
@@ -1072,6 +1191,11 @@ static void run_wrapper(struct sh *st, const struct wrapper *wr, struct tok **w,
 				return;
 			}
 		}
+	}
+	if (!strcmp(name, "unshare") && unshare_mounts(w, n)) {
+		sh_deny(st, "unshare -r/-m: a user or mount namespace lets the command mount any directory beneath "
+			    "the workspace, so its writes land anywhere; not allowed");
+		return;
 	}
 	if (!strcmp(name, "nsenter") && nsenter_moves(w, n)) {
 		sh_deny(st, "nsenter: changes the root or directory in a way the guard does not follow");
@@ -1108,6 +1232,63 @@ static void run_wrapper(struct sh *st, const struct wrapper *wr, struct tok **w,
 	inner(st, w, n, i, dir);
 }
 
+static const char *const shells[] = { "sh",   "bash", "dash", "zsh",   "ksh",   "mksh", "ash",
+				      "yash", "posh", "fish", "rbash", "ksh93", NULL };
+
+/* su/runuser -s SHELL: the -c text and the arguments go to SHELL, which must be a shell the guard
+ * analyses (su -s /usr/bin/install -c x root /outside runs install). False after a deny. */
+static bool su_shell_known(struct sh *st, struct tok **w, size_t n, const char *name)
+{
+	char v[PATH_MAX], sv[PATH_MAX];
+
+	for (size_t i = 1; i < n; i++) {
+		const char *s = v, *val = NULL;
+		bool next = false;
+
+		if (!sh_word(st, w[i], v, sizeof(v))) {
+			if (w[i]->s[0] != '-')
+				continue;
+			sh_deny(st, "%s: an option is computed at run time; write it literally", name);
+			return false;
+		}
+		if (!strcmp(s, "--"))
+			break;
+		if (s[0] == '-' && s[1] == '-') {
+			size_t l = strcspn(s, "=");
+
+			if (l >= 4 && !strncmp(s, "--shell", l)) {
+				val = s[l] ? s + l + 1 : NULL;
+				next = !s[l];
+			} else if (!s[l] && in_words(s, "--command --session-command --group --supp-group --user "
+							"--whitelist-environment")) {
+				i++;
+			}
+		} else if (s[0] == '-') {
+			const char *c = s + 1 + strcspn(s + 1, "cgGsuw");
+
+			if (*c == 's') {
+				val = c[1] ? c + 1 : NULL;
+				next = !c[1];
+			} else if (*c && !c[1]) {
+				i++;
+			}
+		}
+		if (next && i + 1 < n) {
+			if (!sh_word(st, w[++i], sv, sizeof(sv))) {
+				sh_deny(st, "%s -s: the shell is computed at run time", name);
+				return false;
+			}
+			val = sv;
+		}
+		if (val && !in_list(sh_base(val), shells)) {
+			sh_deny(st, "%s -s %s: not a shell the guard knows; it would run the command unanalysed", name,
+				val);
+			return false;
+		}
+	}
+	return true;
+}
+
 static void run_su(struct sh *st, struct tok **w, size_t n, const char *name)
 {
 	static const struct optspec o = {
@@ -1117,9 +1298,15 @@ static void run_su(struct sh *st, struct tok **w, size_t n, const char *name)
 	struct args a;
 	char v[SHELL_MAX_SCRIPT_BYTES > 8192 ? 8192 : SHELL_MAX_SCRIPT_BYTES];
 
+	if (!su_shell_known(st, w, n, name))
+		return;
 	for (size_t i = 1; i < n; i++) {
 		const char *s = lit(w[i]), *c = s[0] ? s + 1 : s;
 
+		if (long_abbrev(s, "--command --session-command")) {
+			sh_deny(st, "%s %s: write the option in full", name, s);
+			return;
+		}
 		if (!strncmp(s, "--command=", 10) || !strncmp(s, "--session-command=", 18)) {
 			sh_script(st, name, strchr(s, '=') + 1);
 			return;
@@ -1187,207 +1374,125 @@ static void run_xargs(struct sh *st, struct tok **w, size_t n)
 	free(nw);
 }
 
-/* GNU parallel joins its command words with spaces and runs the line with a shell, each input
- * argument put in place of a replacement string ({}, {.}, {/}, ... or -I's) or appended, quoted.
- * Arguments given literally after one ":::" are analysed one by one; any other source (stdin,
- * "::::", -a, several ":::" groups, options that put several arguments on a line) makes them
- * unknown, so a command that uses them as a path to write is denied. With no command, each
- * argument is a command line itself. */
-#define PARALLEL_MAX_ARGS 64
-
-static bool parallel_is_repl(const char *p, const char *repl, size_t *len)
-{
-	size_t l;
-
-	if (repl) {
-		*len = strlen(repl);
-		return *len && !strncmp(p, repl, *len);
-	}
-	if (p[0] != '{')
-		return false;
-	l = 1 + strspn(p + 1, "./#%+0123456789");
-	if (p[l] != '}')
-		return false;
-	*len = l + 1;
-	return true;
-}
-
-/* The value of replacement string r (as parallel_is_repl matched it) for argument arg, into out. */
-static void parallel_value(const char *r, size_t len, bool custom, const char *arg, char *out, size_t n)
-{
-	char body[16];
-	const char *slash = strrchr(arg, '/'), *base = slash ? slash + 1 : arg, *dot;
-
-	snprintf(body, sizeof(body), "%.*s", custom || len < 2 ? 0 : (int)(len - 2), r + 1);
-	if (custom || !body[0] || strspn(body, "0123456789") == strlen(body))
-		snprintf(out, n, "%s", arg); /* {} {1} */
-	else if (!strcmp(body, "#") || !strcmp(body, "%"))
-		snprintf(out, n, "1"); /* the job's sequence or slot number */
-	else if (!strcmp(body, "//"))
-		snprintf(out, n, "%.*s", slash ? (int)(slash - arg) : 1, slash ? arg : ".");
-	else if (!strcmp(body, "/"))
-		snprintf(out, n, "%s", base);
-	else if ((dot = strrchr(base, '.')) && dot != base && (!strcmp(body, ".") || !strcmp(body, "/.")))
-		snprintf(out, n, "%.*s", (int)(dot - (body[0] == '/' ? base : arg)), body[0] == '/' ? base : arg);
-	else if (!strcmp(body, ".") || !strcmp(body, "/."))
-		snprintf(out, n, "%s", body[0] == '/' ? base : arg);
-	else
-		out[0] = '\0'; /* {+/} and the like: not known */
-}
-
-/* The line parallel runs for one argument (NULL: unknown) into b; false when a word is unknown. */
-static bool parallel_line(struct sh *st, struct tok **cmd, size_t nc, const char *repl, const char *arg,
-			  bool quote_words, struct buf *b)
-{
-	static const char unknown[] = "\"$(parallel-argument)\"";
-	char v[8192];
-	bool replaced = false;
-
-	for (size_t i = 0; i < nc; i++) {
-		if (!sh_word(st, cmd[i], v, sizeof(v)))
-			return false;
-		if (i)
-			buf_printf(b, " ");
-		if (quote_words) {
-			shell_join((const char *const[]){ v }, 1, b);
-			replaced |= repl ? strstr(v, repl) != NULL : strchr(v, '{') != NULL;
-			continue;
-		}
-		for (const char *p = v; *p;) {
-			size_t len;
-
-			if (parallel_is_repl(p, repl, &len)) {
-				char val[PATH_MAX];
-
-				if (arg)
-					parallel_value(p, len, repl != NULL, arg, val, sizeof(val));
-				if (arg && val[0])
-					shell_join((const char *const[]){ val }, 1, b);
-				else
-					buf_printf(b, "%s", unknown);
-				replaced = true;
-				p += len;
-			} else {
-				buf_printf(b, "%c", *p++);
-			}
-		}
-	}
-	if (!replaced) {
-		buf_printf(b, " ");
-		if (arg)
-			shell_join((const char *const[]){ arg }, 1, b);
-		else
-			buf_printf(b, "%s", unknown);
-	}
-	return true;
-}
-
-static void parallel_one(struct sh *st, struct tok **cmd, size_t nc, const char *repl, const char *arg, bool q)
+/* watch [options] COMMAND...: the words are joined and run by `sh -c`, or with -x/--exec run as
+ * they are (argv). Options end at the first operand; -n and -q take a value (attached or not), -d
+ * only an attached one; a long option may be any unambiguous prefix (getopt_long). */
+static void run_watch(struct sh *st, struct tok **w, size_t n)
 {
 	struct buf b;
+	char v[4096];
+	bool exec = false;
+	size_t i = 1;
 
-	size_t len;
+	for (; i < n && lit(w[i])[0] == '-' && lit(w[i])[1]; i++) {
+		const char *s = lit(w[i]);
+		size_t l = strlen(s);
 
-	/* no command, or the command a lone replacement string: the argument is the command line */
-	if (nc == 0 || (nc == 1 && parallel_is_repl(lit(cmd[0]), repl, &len) && !lit(cmd[0])[len])) {
-		if (arg)
-			sh_script(st, "parallel", arg);
-		else
-			sh_deny(st, "parallel: the commands to run are computed at run time; run them directly");
+		if (!strcmp(s, "--")) {
+			i++;
+			break;
+		}
+		if (s[1] == '-') {
+			exec |= l >= 4 && !strncmp(s, "--exec", l);
+			if (!strchr(s, '=') && l >= 3 && (!strncmp(s, "--interval", l) || !strncmp(s, "--equexit", l)))
+				i++;
+			continue;
+		}
+		for (const char *c = s + 1; *c; c++) {
+			exec |= *c == 'x';
+			if (*c == 'n' || *c == 'q') {
+				i += !c[1];
+				break;
+			}
+			if (*c == 'd')
+				break;
+		}
+	}
+	if (i >= n)
+		return;
+	if (exec) {
+		st->wrapped = true;
+		sh_command(st, w + i, n - i);
 		return;
 	}
 	buf_init(&b, 0);
-	if (!parallel_line(st, cmd, nc, repl, arg, q, &b))
-		sh_deny(st, "parallel: the command is computed at run time; write it literally");
-	else if (b.err || !b.data)
-		sh_deny(st, "parallel: out of memory");
-	else
-		sh_script(st, "parallel", b.data);
+	for (; i < n; i++) {
+		if (!sh_word(st, w[i], v, sizeof(v))) {
+			sh_deny(st, "watch: the command is computed at run time");
+			break;
+		}
+		buf_printf(&b, "%s ", v);
+	}
+	if (!st->v->deny && b.data)
+		sh_script(st, "watch", b.data);
 	buf_free(&b);
 }
 
-static void run_parallel(struct sh *st, struct tok **w, size_t n)
-{
-	static const struct optspec po = {
-		"jSaEIdnNPLsCl", "",
-		"--jobs --sshlogin --arg-file --delimiter --max-args --max-replace-args --joblog --results --res --tmpdir "
-		"--tempdir --workdir --wd --halt --delay --timeout --retries --colsep --tagstring --tag-string --basefile "
-		"--bf --return --env --memfree --load --block --block-size --eof --replace --max-lines --max-chars "
-		"--max-procs --nice --termseq --limit --ssh --header --progress-bar --joblog-append",
-		"--joblog --results --res --tmpdir --tempdir"
-	};
-	struct args a;
-	const char *repl = NULL, *dir = NULL;
-	char d[PATH_MAX], saved[PATH_MAX], v[8192];
-	size_t end, groups = 0, nargs = 0;
-	bool args_known, quote, known = st->cwd_known;
+#define FIND_MAX_BRACE_WORDS 16
 
-	if (has_word(w, n, "-S --sshlogin --sshlogin= --sshloginfile --sshloginfile= --slf --slf= --onall")) {
-		sh_deny(st, "parallel --sshlogin: runs commands on other hosts");
-		return;
+/* One -exec/-execdir command for one start. find puts the matched path in place of each {} in a
+ * word; a match is the start or a path beneath it. A bare {} is the start (or, when the name tests
+ * cannot match the guard's files, a file beneath it); {}SUFFIX with no '/' in SUFFIX is checked as
+ * both STARTSUFFIX and START/fSUFFIX, which bound every match; any other word holding {} is unknown.
+ * -execdir runs in the matched file's directory, which is unknown: only the {} words, made absolute
+ * from here, are known paths there. */
+static void find_exec(struct sh *st, const struct tok *start, struct tok **cmd, size_t nc, bool indir, bool whole)
+{
+	/* an unset variable no assignment can name, so a reason says where the unknown came from */
+	struct tok unknown = { .kind = T_WORD, .s = (char *)"\1{}: a path find matches\2" };
+	struct tok **nw = calloc(nc, sizeof(struct tok *)), *toks = calloc(nc, sizeof(struct tok));
+	char *vals = calloc(FIND_MAX_BRACE_WORDS, PATH_MAX), sv[PATH_MAX], abs[PATH_MAX], v[PATH_MAX], saved[PATH_MAX];
+	bool suffixed = false, known = st->cwd_known;
+	size_t used;
+
+	if (!nw || !toks || !vals) {
+		sh_deny(st, "out of memory");
+		goto out;
 	}
-	if (has_word(w, n,
-		     "--rpl --rpl= --er --er= --extensionreplace --bnr --bnr= --basenamereplace --dnr --dnr= "
-		     "--dirnamereplace --bner --bner= --basenameextensionreplace --seqreplace --slotreplace "
-		     "--arg-sep --arg-sep= --arg-file-sep --arg-file-sep= --plus --shebang --shebang-wrap")) {
-		sh_deny(st, "parallel: custom replacement strings or separators are not followed; use {} and :::");
-		return;
+	if (!sh_word(st, start, sv, sizeof(sv))) {
+		sh_deny(st, "find: the start directory is computed at run time");
+		goto out;
 	}
-	for (size_t i = 1; i < n; i++)
-		if (strstr(w[i]->s, "{=")) {
-			sh_deny(st, "parallel {= ... =}: a Perl expression the guard does not analyse");
-			return;
+	/* a relative start in an unknown directory stays relative, so its paths stay unknown */
+	if ((sv[0] == '/' || !st->cwd_known ? snprintf(abs, sizeof(abs), "%s", sv) :
+					      snprintf(abs, sizeof(abs), "%s/%s", st->cwd, sv)) >= (int)sizeof(abs)) {
+		sh_deny(st, "find: the start path is too long");
+		goto out;
+	}
+	for (int pass = 0; pass < 2 && !st->v->deny && (pass == 0 || suffixed); pass++) {
+		used = 0;
+		for (size_t k = 0; k < nc; k++) {
+			const char *br = sh_word(st, cmd[k], v, sizeof(v)) ? strstr(v, "{}") : NULL;
+			char *out = vals + used * PATH_MAX;
+
+			nw[k] = cmd[k];
+			if (!br && (!cmd[k]->dyn || !strstr(cmd[k]->s, "{}")))
+				continue;
+			nw[k] = &unknown;
+			if (!br || k == 0 || br != v || strchr(br + 2, '/') || strstr(br + 2, "{}") ||
+			    used == FIND_MAX_BRACE_WORDS)
+				continue; /* the command name, a prefix, a '/' after it, or two: unknown */
+			used++;
+			if (!br[2])
+				snprintf(out, PATH_MAX, whole ? "%s" : "%s/f", abs);
+			else
+				snprintf(out, PATH_MAX, pass ? "%s/f%s" : "%s%s", abs, br + 2);
+			suffixed |= br[2] != '\0';
+			toks[k] = (struct tok){ .kind = T_WORD, .s = out, .quoted = true };
+			nw[k] = &toks[k];
 		}
-	for (size_t i = 1; i + 1 < n; i++) {
-		if (!strcmp(lit(w[i]), "-I") || !strcmp(lit(w[i]), "--replace"))
-			repl = lit(w[i + 1]);
-		if (!strcmp(lit(w[i]), "--workdir") || !strcmp(lit(w[i]), "--wd"))
-			dir = sh_word(st, w[i + 1], d, sizeof(d)) ? d : "";
+		memcpy(saved, st->cwd, sizeof(saved));
+		if (indir)
+			sh_cd(st, NULL);
+		st->wrapped = true;
+		sh_command(st, nw, nc);
+		memcpy(st->cwd, saved, sizeof(saved));
+		st->cwd_known = known;
 	}
-	for (size_t i = 1; i < n; i++) {
-		if (!strncmp(lit(w[i]), "-I", 2) && lit(w[i])[2])
-			repl = lit(w[i]) + 2;
-		else if (!strncmp(lit(w[i]), "--replace=", 10))
-			repl = lit(w[i]) + 10;
-		else if (!strcmp(lit(w[i]), "-i"))
-			repl = "{}";
-		else if (!strncmp(lit(w[i]), "--workdir=", 10) || !strncmp(lit(w[i]), "--wd=", 5))
-			dir = strchr(lit(w[i]), '=') + 1;
-	}
-	parse_args(st, w, n, &po, "parallel", &a, true);
-	if (st->v->deny)
-		return;
-	for (end = a.first_op; end < n && strncmp(lit(w[end]), ":::", 3); end++)
-		;
-	for (size_t i = end; i < n; i++)
-		groups += !strncmp(lit(w[i]), ":::", 3);
-	/* one literal ":::" group, one argument a line */
-	args_known =
-		groups == 1 && !strcmp(lit(w[end]), ":::") && end + 1 + PARALLEL_MAX_ARGS >= n &&
-		!has_word(w, n,
-			  "-a --arg-file --arg-file= -n -N -X -m -L -l -s --max-args --max-args= --max-replace-args "
-			  "--xargs --max-lines --max-chars --xapply --link --pipe --pipepart");
-	if (groups == 0 && end == a.first_op && !has_word(w, n, "-a --arg-file --arg-file=")) {
-		if (st->stdin_text)
-			sh_script(st, "parallel", st->stdin_text); /* one command a line */
-		else
-			sh_deny(st, "parallel: reads the commands to run from its input; run them directly");
-		return;
-	}
-	quote = has_word(w, n, "-q --quote");
-	memcpy(saved, st->cwd, sizeof(saved));
-	if (dir)
-		sh_cd(st, dir[0] && dir[0] != '~' && strcmp(dir, "...") ? dir : NULL);
-	for (size_t i = end + 1; args_known && i < n && !st->v->deny; i++, nargs++) {
-		if (!sh_word(st, w[i], v, sizeof(v)))
-			parallel_one(st, w + a.first_op, end - a.first_op, repl, NULL, quote);
-		else
-			parallel_one(st, w + a.first_op, end - a.first_op, repl, v, quote);
-	}
-	if (!args_known || nargs == 0)
-		parallel_one(st, w + a.first_op, end - a.first_op, repl, NULL, quote);
-	memcpy(st->cwd, saved, sizeof(saved));
-	st->cwd_known = known;
+out:
+	free(nw);
+	free(toks);
+	free(vals);
 }
 
 /* find: -delete and -exec act on what the expression matches under each start. */
@@ -1456,40 +1561,19 @@ static void run_find(struct sh *st, struct tok **w, size_t n)
 			   i + 1 < n) {
 			sh_target(st, s, w[++i], SHELL_WRITE);
 		} else if (!strcmp(s, "-exec") || !strcmp(s, "-execdir") || !strcmp(s, "-ok") || !strcmp(s, "-okdir")) {
-			size_t j = i + 1, k;
-			struct tok **nw = calloc(n, sizeof(struct tok *));
+			size_t j;
 
-			if (!nw) {
-				sh_deny(st, "out of memory");
-				return;
-			}
-			for (size_t sidx = 0; sidx < ns && !st->v->deny; sidx++) {
-				char start[PATH_MAX], ph[PATH_MAX + 8];
-				struct tok placeholder;
-
-				if (!sh_word(st, starts[sidx], start, sizeof(start))) {
-					sh_deny(st, "find: the start directory is computed at run time");
-					break;
-				}
-				snprintf(ph, sizeof(ph), may_match_guard ? "%s" : "%s/f", start);
-				placeholder = (struct tok){ .kind = T_WORD, .s = ph };
-				for (k = 0, j = i + 1; j < n && strcmp(lit(w[j]), ";") && strcmp(lit(w[j]), "+"); j++)
-					nw[k++] = strstr(lit(w[j]), "{}") ? &placeholder : w[j];
-				if (k) {
-					st->wrapped = true;
-					sh_command(st, nw, k);
-				}
-			}
-			free(nw);
+			for (j = i + 1; j < n && strcmp(lit(w[j]), ";") && strcmp(lit(w[j]), "+"); j++)
+				;
+			for (size_t k = 0; k < ns && j > i + 1 && !st->v->deny; k++)
+				find_exec(st, starts[k], w + i + 1, j - i - 1,
+					  !strcmp(s, "-execdir") || !strcmp(s, "-okdir"), may_match_guard);
 			i = j;
 		}
 	}
 }
 
 /* ---- shells, eval, source ------------------------------------------------------------------ */
-
-static const char *const shells[] = { "sh",   "bash", "dash", "zsh",   "ksh",   "mksh", "ash",
-				      "yash", "posh", "fish", "rbash", "ksh93", NULL };
 
 static void run_shell(struct sh *st, struct tok **w, size_t n, const char *name)
 {
@@ -2404,7 +2488,7 @@ bool tables_is_known_actor(const char *name)
 	       in_list(name, compressors) || in_list(name, pythonish_other) ||
 	       in_words(
 		       name,
-		       "git find xargs parallel eval source . proctor apply_patch applypatch su sed perl ruby node nodejs tar unzip 7z 7za install ln dd rsync curl wget patch awk gawk mawk nawk make gmake cmake openssl dpkg rpm chroot trap alias crontab at batch systemd-run script flock hg svn cd pushd");
+		       "git find xargs parallel env_parallel sem parset mount watch eval source . proctor apply_patch applypatch su sed perl ruby node nodejs tar unzip 7z 7za install ln dd rsync curl wget patch awk gawk mawk nawk make gmake cmake openssl dpkg rpm chroot trap alias crontab at batch systemd-run script flock hg svn cd pushd");
 }
 
 static void run_cd(struct sh *st, struct tok **w, size_t n, const char *name)
@@ -2580,35 +2664,22 @@ void tables_command(struct sh *st, struct tok **w, size_t n)
 		run_su(st, w, n, name);
 	else if ((wp = wrapper_get(name)))
 		run_wrapper(st, wp, w, n, name);
-	else if (!strcmp(name, "watch")) {
-		struct buf b;
-		char v[4096];
-		size_t i = 1;
-
-		buf_init(&b, 0);
-		/* -n and -q take a value (attached or not), -d only an attached one */
-		for (; i < n && lit(w[i])[0] == '-'; i++)
-			if ((lit(w[i])[1] && strchr("nq", lit(w[i])[1]) && !lit(w[i])[2]) ||
-			    in_words(lit(w[i]), "--interval --equexit"))
-				i++;
-		for (; i < n; i++) {
-			if (!sh_word(st, w[i], v, sizeof(v))) {
-				sh_deny(st, "watch: the command is computed at run time");
-				break;
-			}
-			buf_printf(&b, "%s ", v);
-		}
-		if (!st->v->deny && b.data)
-			sh_script(st, "watch", b.data);
-		buf_free(&b);
-	} else if (in_list(name, shells))
+	else if (!strcmp(name, "watch"))
+		run_watch(st, w, n);
+	else if (!strcmp(name, "mount"))
+		sh_deny(st, "mount: a mount can put any directory beneath the workspace, so a later write lands "
+			    "anywhere; not allowed");
+	else if (in_list(name, shells))
 		run_shell(st, w, n, name);
 	else if (!strcmp(name, "find"))
 		run_find(st, w, n);
 	else if (!strcmp(name, "xargs"))
 		run_xargs(st, w, n);
-	else if (!strcmp(name, "parallel") || !strcmp(name, "env_parallel"))
-		run_parallel(st, w, n);
+	else if (in_words(name, "parallel env_parallel sem parset"))
+		sh_deny(st,
+			"%s: GNU parallel is not analysed: ~/.parallel/config, profiles (-J) and $PARALLEL can add "
+			"any option (--workdir, --rpl, ...) the guard cannot see; run the commands directly or with xargs",
+			name);
 	else if (!strcmp(name, "git"))
 		run_git(st, w, n);
 	else if (!strcmp(name, "dpkg") || !strcmp(name, "rpm"))
