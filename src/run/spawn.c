@@ -135,7 +135,7 @@ static int wait_ready(int fd, unsigned ms)
 
 int run_start_mockd(struct run *r)
 {
-	int ready[2], log_fd, err, st;
+	int ready[2], log_fd, err, st = 0;
 	char tail[600], how[64];
 
 	if (!r->t.nmocks)
