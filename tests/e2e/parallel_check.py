@@ -6,9 +6,14 @@
 #       one line per OUT/<id>/result.json, in byte order of the ids:
 #       "<dir> <task_id> <status> <exit_code> <suite.index> <mock calls> <survivors>"
 #   parallel_check.py overlap OUT
-#       the runs' [started_at, finished_at] intervals: prints "concurrent=K uids=U clashes=C":
-#       K the most runs alive at one instant, U the agent uids used (comma-separated), C the pairs
-#       of runs that overlapped in time with the same agent uid (must be 0: a slot is one run's).
+#       when each run held its identity slot: from the end of staging (the slot is taken at its
+#       start, and staging runs nothing as the agent's uid) to finished_at, that is
+#       [finished_at - (total - validate - stage) ms, finished_at]. started_at would not do: a
+#       run starts before it takes its slot (it validates the task, and may wait for a slot), so
+#       a run that takes the slot another just released starts before that one finished (seen
+#       under ASan). Prints "concurrent=K uids=U clashes=C": K the most runs holding a slot at
+#       one instant, U the agent uids used (comma-separated), C the pairs of runs that held the
+#       same agent uid at once (must be 0: a slot is one run's).
 #       Also checks each run's agent_uid and agent_gid are its identity slot plus the bases.
 #   parallel_check.py joblog FILE
 #       GNU parallel's --joblog: "<index>:<exit>" for every job, sorted by index.
@@ -49,7 +54,9 @@ def overlap(out):
             print("%s: agent uid %d gid %d is not slot %d of its bases" %
                   (d, ident["agent_uid"], ident["agent_gid"], ident["slot"]), file=sys.stderr)
             bad += 1
-        runs.append((when(r["started_at"]), when(r["finished_at"]), ident["agent_uid"], d))
+        dur, end = r["durations_ms"], when(r["finished_at"])
+        held = (dur["total"] - dur["validate"] - dur["stage"]) / 1000.0
+        runs.append((end - held, end, ident["agent_uid"], d))
     clashes, most = bad, 0
     for i, (s1, e1, u1, d1) in enumerate(runs):
         alive = sum(1 for s2, e2, _, _ in runs if s2 <= s1 < e2)
