@@ -31,6 +31,9 @@ teardown() {
 		kill -TERM "$p" 2>/dev/null && problems="proctor run $p still running; "
 		wait "$p" 2>/dev/null
 	done
+	for p in ${HELPERS:-}; do # a test's own root helpers (a namespace's init), never left running
+		kill -KILL "$p" 2>/dev/null
+	done
 	local left
 	left=$(procs_ours "$RUN_UIDS")
 	if [ -n "$left" ]; then
@@ -734,11 +737,13 @@ EOF
 	# pid 1 of a pid namespace ignores every signal sent from inside it. proctor run, started in
 	# that namespace, finds it once it has become the agent's uid and cannot kill it.
 	task "$T/t" hold.sh
-	unshare --pid --fork --mount-proc sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done
+	unshare --pid --fork --kill-child --mount-proc sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done
 		exec setpriv --reuid 2000 --regid 2000 --clear-groups sleep 8887' sh "$T/flag" 3>&- &
 	local ns=$! init= pid i rc=0
+	HELPERS=$ns
 	for i in $(seq 1 100); do init=$(pgrep -P "$ns" -x sh) && break; sleep 0.05; done
 	[ -n "$init" ]
+	HELPERS="$init $ns"
 	nsenter --target "$init" --pid --mount "$PROCTOR" run "$T/t/task.json" --out "$R" >"$T/out" 2>&1 &
 	pid=$!
 	BG=$pid
