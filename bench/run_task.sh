@@ -37,7 +37,9 @@ while [ "$i" -lt "$N" ]; do
 done
 sort -n "$W/times" | awk '{v[NR]=$1} END{printf "proctor run: median %.1f ms, min %.1f ms, max %.1f ms (goal median < 100 ms)\n", v[int((NR+1)/2)]/1000, v[1]/1000, v[NR]/1000}'
 
-echo "== 100,000 events through the worker into events.jsonl"
+# 100,000 small events, three runs each, as plain lines (agent kind "command": each line kept as
+# text) and as JSON lines (a descriptor with framing json_lines: each line kept as its object).
+echo "== 100,000 events through the worker into events.jsonl; median of 3"
 cat >"$W/flood.sh" <<'SH'
 #!/bin/sh
 exec /usr/bin/python3 -c '
@@ -45,25 +47,40 @@ import sys
 w = sys.stdout.write
 for i in range(100000):
     w("{\"type\":\"assistant\",\"n\":%d,\"text\":\"event %d of a steady stream\"}\n" % (i, i))
-'
+if sys.argv[1] == "json":
+    w("{\"type\":\"result\"}\n")
+' "$1"
 SH
-cat >"$W/flood.json" <<'JSON'
-{"version":1,"id":"flood","agent":{"kind":"command","command":["./flood.sh"]},"limits":{"timeout_s":120}}
+chmod 0755 "$W/flood.sh"
+mkdir -p "$W/agents"
+cat >"$W/agents/flood-json.json" <<'JSON'
+{"version":1,"name":"flood-json","description":"the bench's JSON-lines flood","argv":["{task_command}"],
+ "prompt":"stdin","events":{"framing":"json_lines","end":{"type":"result"}}}
 JSON
-rm -rf "$W/flood"
-s=$(date +%s%N)
-"$B/proctor" run "$W/flood.json" --out "$W/flood" --quiet
-e=$(date +%s%N)
-python3 - "$W/flood" "$(( (e - s) / 1000 ))" <<'PY'
+for kind in lines json; do
+	agent=command
+	[ "$kind" = json ] && agent=flood-json
+	cat >"$W/flood-$kind.json" <<JSON
+{"version":1,"id":"flood","agent":{"kind":"$agent","command":["./flood.sh","$kind"]},"limits":{"timeout_s":120}}
+JSON
+	for i in 1 2 3; do
+		rm -rf "$W/flood"
+		"$B/proctor" run "$W/flood-$kind.json" --agents "$W/agents" --out "$W/flood" --quiet
+		python3 - "$W/flood" "$kind" >>"$W/flood-$kind.out" <<'PY'
 import json, sys
-run, us = sys.argv[1], int(sys.argv[2])
+run, kind = sys.argv[1], sys.argv[2]
 r = json.load(open(run + "/result.json"))
-n, seqs, ok = 0, [], True
+n, ok = 0, r["agent"]["events_lost"] == 0
 for line in open(run + "/logs/events.jsonl"):
     e = json.loads(line)
     n += 1
-    ok &= json.loads(e["text"])["n"] == n - 1
-agent_ms = r["durations_ms"]["agent"]
-print("events %d (seq and content in order: %s), agent phase %d ms = %.0f events/s, whole run %.0f ms (goal > 100,000/s, none lost or split)"
-      % (n, "yes" if ok and n == 100000 else "NO", agent_ms, n / (agent_ms / 1000.0), us / 1000.0))
+    ev = e["event"] if kind == "json" else json.loads(e["text"])
+    ok &= e["seq"] == n and (ev.get("n") == n - 1 or (n == 100001 and ev["type"] == "result"))
+want = 100001 if kind == "json" else 100000
+print("%d %d %s" % (r["durations_ms"]["agent"], n, "yes" if ok and n == want else "NO"))
 PY
+	done
+	sort -n "$W/flood-$kind.out" | awk -v kind="$kind" '{v[NR]=$1; n=$2; if ($3 != "yes") bad=1}
+		END{m=v[2]; printf "%-10s %d events, all in order with seq, none lost: %s; agent phase median %d ms = %.0f events/s (runs %d-%d ms; goal > 100,000/s)\n",
+		kind == "json" ? "JSON lines" : "lines", n, bad ? "NO" : "yes", m, n / (m / 1000.0), v[1], v[3]}'
+done

@@ -13,6 +13,8 @@ int parse_ulong(const char *s, unsigned long min, unsigned long max, unsigned lo
 int parse_mode(const char *s, unsigned *ret);
 /* Milliseconds on CLOCK_MONOTONIC. */
 uint64_t now_mono_ms(void);
+/* Sleep `ms` milliseconds (a signal may end it early: callers poll a clock). */
+void sleep_ms(unsigned ms);
 /* Milliseconds since the epoch on CLOCK_REALTIME. */
 int64_t now_epoch_ms(void);
 /* `ms` since the epoch as RFC 3339 UTC with milliseconds, "2026-12-01T02:03:04.005Z" (years

@@ -37,13 +37,6 @@
 #define REAP_SETTLE_MS 250
 #define REAP_FINAL_SCAN_MS 500 /* the last scan, for the report, may run this far past the deadline */
 
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
 int reap_pgroup(pid_t pgid, unsigned grace_ms)
 {
 	uint64_t end = now_mono_ms() + grace_ms;

@@ -63,27 +63,33 @@ int frame_decode(const unsigned char nonce[FRAME_NONCE_LEN], const char *data, s
 	return 1;
 }
 
-int frame_send(int fd, const unsigned char nonce[FRAME_NONCE_LEN], const json_t *body)
+int frame_flush(int fd, struct buf *out)
 {
-	struct buf b;
 	size_t off = 0;
-	int r;
 
-	buf_init(&b, 0);
-	if ((r = frame_encode(nonce, body, &b)) < 0)
-		goto out;
-	while (off < b.len) {
-		ssize_t w = send(fd, b.data + off, b.len - off, MSG_NOSIGNAL);
+	while (off < out->len) {
+		ssize_t w = send(fd, out->data + off, out->len - off, MSG_NOSIGNAL);
 
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0) {
-			r = -errno;
-			goto out;
+			buf_consume(out, off);
+			return -errno;
 		}
 		off += (size_t)w;
 	}
-out:
+	buf_reset(out);
+	return 0;
+}
+
+int frame_send(int fd, const unsigned char nonce[FRAME_NONCE_LEN], const json_t *body)
+{
+	struct buf b;
+	int r;
+
+	buf_init(&b, 0);
+	if ((r = frame_encode(nonce, body, &b)) == 0)
+		r = frame_flush(fd, &b);
 	buf_free(&b);
 	return r;
 }

@@ -21,7 +21,10 @@ int frame_encode(const unsigned char nonce[FRAME_NONCE_LEN], const json_t *body,
  * limit, foreign nonce, not a JSON object), with the reason in *ret_why. */
 int frame_decode(const unsigned char nonce[FRAME_NONCE_LEN], const char *data, size_t len, size_t *ret_used,
 		 json_t **ret, const char **ret_why);
-/* Encode and write the whole frame to a blocking fd (EINTR retried, SIGPIPE not raised). */
+/* Write all of `out` (encoded frames) to a blocking fd (EINTR retried, SIGPIPE not raised);
+ * `out` is emptied on success and keeps what was not sent on error. 0 or -errno. */
+int frame_flush(int fd, struct buf *out);
+/* Encode and write the whole frame to a blocking fd, as frame_flush. */
 int frame_send(int fd, const unsigned char nonce[FRAME_NONCE_LEN], const json_t *body);
 /* Read what `fd` has (once) into `in`: >0 bytes read, 0 at end of file, -errno. `in` is capped
  * at one header plus FRAME_MAX_BODY, which a valid peer never needs to exceed. */

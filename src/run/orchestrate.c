@@ -881,11 +881,8 @@ static int wait_child(pid_t pid, unsigned ms, int *ret_status)
 	uint64_t end = now_mono_ms() + ms;
 	pid_t p;
 
-	while ((p = waitpid(pid, ret_status, WNOHANG)) == 0 && now_mono_ms() < end) {
-		struct timespec ts = { 0, 2 * 1000000L };
-
-		nanosleep(&ts, NULL);
-	}
+	while ((p = waitpid(pid, ret_status, WNOHANG)) == 0 && now_mono_ms() < end)
+		sleep_ms(2);
 	return p == pid ? 0 : -ETIMEDOUT;
 }
 
@@ -1459,6 +1456,7 @@ static void run_free(struct run *r)
 	json_decref(r->turns);
 	diag_free(&r->d);
 	buf_free(&r->in);
+	buf_free(&r->events_out);
 	json_decref(r->hello);
 	json_decref(r->agent_argv);
 	json_decref(r->agent_exit_code);

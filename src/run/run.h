@@ -15,6 +15,7 @@
 #include "../bundle/manifest.h"
 #include "../lib/buf.h"
 #include "../lib/diag.h"
+#include "../lib/util.h"
 #include "frame.h"
 #include "task.h"
 
@@ -29,6 +30,8 @@
 #define RUN_REAP_MS 3000u       /* the uid sweep's deadline */
 #define RUN_MAX_EVENTS_BYTES (512ull << 20)
 #define RUN_MAX_STDERR_BYTES (16ull << 20)
+/* Event lines are written in batches (one write per read of the channel), at most this much. */
+#define RUN_EVENTS_BATCH_BYTES (256u << 10)
 #define RUN_MAX_DENIAL_LOG_BYTES (16u << 20)
 #define RUN_MAX_JOURNAL_BYTES (256u << 20)
 /* Disk set aside when the run starts (RUN/.reserve, root's) and given back after teardown, so
@@ -109,7 +112,11 @@ struct run {
 	bool agent_started, agent_exited, timed_out;
 	json_t *agent_exit_code, *agent_signal;
 	unsigned long long events, events_bytes, events_lost, stderr_bytes;
-	bool events_broken; /* a partial line could not be cut off: nothing more is appended */
+	bool events_broken;    /* a partial line could not be cut off: nothing more is appended */
+	struct buf events_out; /* lines not yet written: what one read of the channel brought */
+	unsigned long long events_out_lines;
+	int64_t ts_ms; /* the last event's time, and its text (formatted once per millisecond) */
+	char ts[TIME_RFC3339_MS_SIZE];
 	int events_fd, stderr_fd;
 	long left_behind;
 	/* records */

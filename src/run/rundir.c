@@ -502,10 +502,7 @@ int rundir_take_slot(const unsigned base[RUN_SLOT_IDS], unsigned slots, unsigned
 
 	if ((r = fd_root_dir_ensure(RUN_LOCK_DIR)) < 0)
 		return r; /* -EPERM: not ours, someone else could take or fake the locks */
-	while ((r = try_slots(base, slots, ret_slot, ret_fds)) == -EBUSY && now_mono_ms() < end) {
-		struct timespec ts = { 0, 100 * 1000000L };
-
-		nanosleep(&ts, NULL);
-	}
+	while ((r = try_slots(base, slots, ret_slot, ret_fds)) == -EBUSY && now_mono_ms() < end)
+		sleep_ms(100);
 	return r;
 }

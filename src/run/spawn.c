@@ -168,7 +168,7 @@ int run_start_mockd(struct run *r)
 
 			own = p == r->mockd;
 			if (!own)
-				nanosleep(&(struct timespec){ .tv_nsec = 1000000L }, NULL);
+				sleep_ms(1);
 		}
 		if (!own) {
 			kill(r->mockd, SIGKILL);
@@ -461,79 +461,132 @@ int run_send(struct run *r, const char *method, json_t *params)
 	return err;
 }
 
-static void write_event(struct run *r, json_t *ev)
+/* The bytes of a stdout frame become its record: one object, '{' first and '}' last, in
+ * ASCII (what the worker's encoder writes) with no line break, so no reader of JSON lines can
+ * split it (not even at U+2028 or NEL). */
+static bool record_bytes_ok(const char *body, size_t n)
 {
-	const char *kind = json_string_value(json_object_get(ev, "event"));
-	const char *text = json_string_value(json_object_get(ev, "text"));
-	char ts[TIME_RFC3339_MS_SIZE];
-	struct buf b;
+	if (n < 2 || body[0] != '{' || body[n - 1] != '}')
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)body[i];
 
-	if (!strcmp(kind, "stderr")) {
-		size_t n = json_string_length(json_object_get(ev, "text"));
+		if (c >= 0x80 || c == '\n' || c == '\r')
+			return false;
+	}
+	return true;
+}
 
-		if (r->stderr_bytes + n <= RUN_MAX_STDERR_BYTES)
-			fd_write_all(r->stderr_fd, text, n);
-		r->stderr_bytes += n;
+/* An event's frame, checked before anything of it is written: exactly the members
+ * doc/WORKER.md names, of their types, and for stdout the record's bytes. */
+static bool event_ok(json_t *ev, const char *body, size_t n)
+{
+	const char *k = json_string_value(json_object_get(ev, "stream"));
+	json_t *text = json_object_get(ev, "text"), *js = json_object_get(ev, "event"),
+	       *cut = json_object_get(ev, "truncated");
+
+	if (!k || !json_is_integer(json_object_get(ev, "turn")))
+		return false;
+	if (!strcmp(k, "stderr"))
+		return json_object_size(ev) == 3 && json_is_string(text);
+	if (strcmp(k, "stdout") != 0 || json_object_size(ev) != 4 || !json_is_boolean(cut))
+		return false;
+	/* the line as text, or (never cut) as the object it was: exactly one */
+	if (text ? !json_is_string(text) : !json_is_object(js) || json_is_true(cut))
+		return false;
+	return record_bytes_ok(body, n);
+}
+
+/* Write the queued event lines. A batch the disk takes only in part keeps its whole lines and
+ * cuts the partial one off again (the file is O_APPEND: the next write lands at the new end),
+ * so the next line does not run on from it; the lines not
+ * kept are counted lost. If the cut fails, nothing more is appended (every later event is
+ * lost, and counted). */
+static void events_flush(struct run *r)
+{
+	struct buf *o = &r->events_out;
+	size_t done = 0, keep;
+
+	if (!o->len)
+		return;
+	while (done < o->len) {
+		ssize_t w = write(r->events_fd, o->data + done, o->len - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		done += (size_t)w;
+	}
+	keep = done;
+	if (done < o->len) {
+		unsigned long long kept = 0;
+		const char *p = o->data, *nl;
+
+		while ((nl = memchr(p, '\n', (size_t)(o->data + done - p))) != NULL) {
+			kept++;
+			p = nl + 1;
+		}
+		keep = (size_t)(p - o->data);
+		r->events_lost += r->events_out_lines - kept;
+		if (keep < done && ftruncate(r->events_fd, (off_t)(r->events_bytes + keep)) < 0)
+			r->events_broken = true;
+	}
+	r->events_bytes += keep;
+	buf_reset(o);
+	r->events_out_lines = 0;
+}
+
+/* A checked event frame (event_ok). A stdout line's record is {"seq","ts"} followed by the
+ * frame's own members, copied as the worker encoded them: parsing proved them exactly those
+ * members, so re-encoding would only cost time. */
+static void write_event(struct run *r, json_t *ev, const char *body, size_t n)
+{
+	struct buf *o = &r->events_out;
+	size_t start = o->len;
+	char head[32 + TIME_RFC3339_MS_SIZE];
+	int64_t now;
+	int hn;
+
+	if (!strcmp(json_string_value(json_object_get(ev, "stream")), "stderr")) {
+		json_t *text = json_object_get(ev, "text");
+		size_t len = json_string_length(text);
+
+		if (r->stderr_bytes + len <= RUN_MAX_STDERR_BYTES)
+			fd_write_all(r->stderr_fd, json_string_value(text), len);
+		r->stderr_bytes += len;
 		return;
 	}
 	r->events++;
-	time_rfc3339_ms(now_epoch_ms(), ts);
-	buf_init(&b, 0);
-	json_object_set_new(ev, "ts", json_string(ts));
-	json_object_set_new(ev, "seq", json_integer((json_int_t)r->events));
-	json_object_del(ev, "event");
-	json_object_set_new(ev, "stream", json_string("stdout"));
-	/* A JSON-lines agent's event is kept as JSON, not as the text it came in. */
-	if (json_object_get(ev, "json")) {
-		json_object_set(ev, "event", json_object_get(ev, "json"));
-		json_object_del(ev, "json");
-		json_object_del(ev, "text");
+	if ((now = now_epoch_ms()) != r->ts_ms || !r->ts[0]) {
+		r->ts_ms = now;
+		time_rfc3339_ms(now, r->ts);
 	}
-	/* An event not in events.jsonl (over the cap, or a full disk) is counted, never silent. A
-	 * line written in part is cut off again, so the next one does not run on from it; if that
-	 * fails nothing more is appended (every later event is lost, and counted). */
-	if (json_dump_buf(ev, JSON_COMPACT | JSON_SORT_KEYS, &b) == 0 && buf_putc(&b, '\n') == 0 && !r->events_broken &&
-	    r->events_bytes + b.len <= RUN_MAX_EVENTS_BYTES) {
-		if (fd_write_all(r->events_fd, b.data, b.len) == 0) {
-			r->events_bytes += b.len;
-		} else {
-			r->events_lost++;
-			if (ftruncate(r->events_fd, (off_t)r->events_bytes) < 0)
-				r->events_broken = true;
-		}
-	} else {
+	hn = snprintf(head, sizeof(head), "{\"seq\":%llu,\"ts\":\"%s\",", r->events, r->ts);
+	/* An event not in events.jsonl (over the cap, or a full disk) is counted, never silent. */
+	if (r->events_broken || hn < 0 || (size_t)hn >= sizeof(head) || buf_append(o, head, (size_t)hn) < 0 ||
+	    buf_append(o, body + 1, n - 1) < 0 || buf_putc(o, '\n') < 0 ||
+	    r->events_bytes + o->len > RUN_MAX_EVENTS_BYTES) {
+		o->len = start;
 		r->events_lost++;
+		return;
 	}
-	buf_free(&b);
+	r->events_out_lines++;
+	if (o->len >= RUN_EVENTS_BATCH_BYTES)
+		events_flush(r);
 }
 
-static bool event_ok(json_t *ev)
-{
-	const char *k = json_string_value(json_object_get(ev, "event"));
-
-	if (!k)
-		return false;
-	if (!json_is_integer(json_object_get(ev, "turn")))
-		return false;
-	if (!strcmp(k, "stdout"))
-		return json_is_string(json_object_get(ev, "text")) &&
-		       json_is_boolean(json_object_get(ev, "truncated")) &&
-		       (!json_object_get(ev, "json") || json_is_object(json_object_get(ev, "json")));
-	if (!strcmp(k, "stderr"))
-		return json_is_string(json_object_get(ev, "text"));
-	return false;
-}
-
-/* A frame from the worker: an event or the response to request `want` (0: none expected).
- * Anything else is a protocol violation. 1 when the awaited response arrived (*ret owned). */
-static int handle_frame(struct run *r, json_t *f, int want, json_t **ret)
+/* A frame from the worker (parsed f, its bytes body[0..n)): an event or the response to
+ * request `want` (0: none expected). Anything else is a protocol violation. 1 when the
+ * awaited response arrived (*ret owned). */
+static int handle_frame(struct run *r, json_t *f, const char *body, size_t n, int want, json_t **ret)
 {
 	json_t *id = json_object_get(f, "id");
 
-	if (json_object_get(f, "event")) {
-		if (!event_ok(f))
+	if (json_object_get(f, "stream")) {
+		if (!event_ok(f, body, n))
 			return -EPROTO;
-		write_event(r, f);
+		write_event(r, f, body, n);
 		return 0;
 	}
 	if (!want || !json_is_integer(id) || json_integer_value(id) != want ||
@@ -565,17 +618,21 @@ int run_pump(struct run *r, int want, json_t **ret)
 			break;
 		if (d < 0) {
 			snprintf(r->proto_why, sizeof(r->proto_why), "the worker sent a bad frame: %s", why);
-			return -EPROTO;
+			got = -EPROTO;
+			break;
 		}
+		d = handle_frame(r, f, r->in.data + off + FRAME_HEADER_LEN, used - FRAME_HEADER_LEN, want, ret);
 		off += used;
-		d = handle_frame(r, f, want, ret);
 		json_decref(f);
 		if (d < 0) {
 			snprintf(r->proto_why, sizeof(r->proto_why), "the worker sent an unexpected frame");
-			return -EPROTO;
+			got = -EPROTO;
+			break;
 		}
 		got |= d;
 	}
+	/* the events before a bad frame are kept too */
+	events_flush(r);
 	buf_consume(&r->in, off);
 	return got;
 }

@@ -292,8 +292,6 @@ static int lock_task(int outfd, const char *out, const char *id, int *ret_lock, 
 	if ((fd = openat(outfd, rel, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
 		goto fail;
 	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		struct timespec ts = { 0, 50 * 1000000L };
-
 		if (errno != EWOULDBLOCK || now_mono_ms() >= end) {
 			int err = errno;
 
@@ -303,7 +301,7 @@ static int lock_task(int outfd, const char *out, const char *id, int *ret_lock, 
 						      strerror(err));
 			return -err;
 		}
-		nanosleep(&ts, NULL);
+		sleep_ms(50);
 	}
 	*ret_lock = fd;
 	return 0;

@@ -46,7 +46,8 @@ struct turn {
 struct worker {
 	int sock, sigfd;
 	const unsigned char *nonce;
-	struct buf in; /* frames from the orchestrator */
+	struct buf in;  /* frames from the orchestrator */
+	struct buf out; /* event frames not yet sent: one read of the agent's stdout is one send */
 	bool started, stopped;
 	char *cwd;
 	struct events_rules rules;
@@ -99,12 +100,23 @@ void nonce_format(const unsigned char nonce[FRAME_NONCE_LEN], char out[2 * FRAME
 	out[2 * FRAME_NONCE_LEN] = '\0';
 }
 
-static int send_json(struct worker *w, json_t *j)
+/* Queue a frame (owned); sent at once when the queue passes WORKER_SEND_BYTES. */
+static int queue_json(struct worker *w, json_t *j)
 {
-	int r = j ? frame_send(w->sock, w->nonce, j) : -ENOMEM;
+	int r = j ? frame_encode(w->nonce, j, &w->out) : -ENOMEM;
 
 	json_decref(j);
+	if (r == 0 && w->out.len >= WORKER_SEND_BYTES)
+		r = frame_flush(w->sock, &w->out);
 	return r;
+}
+
+/* Send what is queued, then this frame (owned): the orchestrator sees frames in order. */
+static int send_json(struct worker *w, json_t *j)
+{
+	int r = queue_json(w, j);
+
+	return r < 0 ? r : frame_flush(w->sock, &w->out);
 }
 
 /* A JSON string of arbitrary bytes: invalid UTF-8 becomes U+FFFD. */
@@ -113,6 +125,9 @@ static json_t *text_json(const char *s, size_t n)
 	struct buf b;
 	json_t *j = NULL;
 
+	/* the common case, valid and without NUL, costs one pass; the rest is mended (NUL too) */
+	if (!memchr(s, '\0', n) && (j = json_stringn(s, n)) != NULL)
+		return j;
 	buf_init(&b, 0);
 	if (utf8_sanitize(&b, s, n) == 0)
 		j = json_stringn(b.data ? b.data : "", b.len);
@@ -120,25 +135,29 @@ static json_t *text_json(const char *s, size_t n)
 	return j;
 }
 
+/* One stdout line: its JSON object when the agent speaks JSON lines and the line is one,
+ * else its text (never both: the orchestrator keeps one, and the other would cost twice). */
 static int emit_line(struct worker *w, const char *s, size_t n, bool truncated)
 {
-	json_t *text = text_json(s, n), *ev = NULL, *frame;
+	json_t *ev = NULL, *frame;
 
-	if (!text)
-		return -ENOMEM;
 	if (!truncated)
 		ev = events_feed(&w->rules, &w->turn.ev, s, n);
 	else
 		w->turn.ev.lines++;
 	if (w->turn.ev.ended && !w->turn.end_seen_at)
 		w->turn.end_seen_at = now_mono_ms();
-	frame = json_pack("{s:s,s:i,s:o,s:b}", "event", "stdout", "turn", w->turn.n, "text", text, "truncated",
-			  truncated);
-	if (frame && ev)
-		json_object_set_new(frame, "json", ev);
-	else
-		json_decref(ev);
-	return send_json(w, frame);
+	if (ev) {
+		frame = json_pack("{s:s,s:i,s:b,s:o}", "stream", "stdout", "turn", w->turn.n, "truncated", false,
+				  "event", ev);
+	} else {
+		json_t *text = text_json(s, n);
+
+		frame = text ? json_pack("{s:s,s:i,s:b,s:o}", "stream", "stdout", "turn", w->turn.n, "truncated",
+					 truncated, "text", text) :
+			       NULL;
+	}
+	return queue_json(w, frame);
 }
 
 /* Split the agent's stdout into lines; a line over the limit is sent cut, once, marked. */
@@ -178,6 +197,7 @@ static int read_agent(struct worker *w, int *fd, bool is_stdout)
 	char chunk[65536];
 	ssize_t n = read(*fd, chunk, sizeof(chunk));
 	json_t *text;
+	int r = 0;
 
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return 0;
@@ -185,18 +205,18 @@ static int read_agent(struct worker *w, int *fd, bool is_stdout)
 		close(*fd);
 		*fd = -1;
 		if (is_stdout && w->line.len && !w->line_cut) {
-			int r = emit_line(w, w->line.data, w->line.len, false);
-
+			r = emit_line(w, w->line.data, w->line.len, false);
 			buf_reset(&w->line);
-			return r;
 		}
-		return 0;
+	} else if (is_stdout) {
+		r = stdout_feed(w, chunk, (size_t)n);
+	} else {
+		text = text_json(chunk, (size_t)n);
+		r = queue_json(w,
+			       text ? json_pack("{s:s,s:i,s:o}", "stream", "stderr", "turn", w->turn.n, "text", text) :
+				      NULL);
 	}
-	if (is_stdout)
-		return stdout_feed(w, chunk, (size_t)n);
-	text = text_json(chunk, (size_t)n);
-	return text ? send_json(w, json_pack("{s:s,s:i,s:o}", "event", "stderr", "turn", w->turn.n, "text", text)) :
-		      -ENOMEM;
+	return r < 0 ? r : frame_flush(w->sock, &w->out);
 }
 
 static void write_stdin(struct turn *t)
@@ -781,6 +801,7 @@ int worker_serve(int sock, const unsigned char nonce[FRAME_NONCE_LEN], struct bu
 		return buf_printf(why, "signalfd: %s", strerror(errno)), -errno;
 	buf_init(&w.in, FRAME_HEADER_LEN + FRAME_MAX_BODY);
 	buf_init(&w.line, WORKER_MAX_LINE_BYTES);
+	buf_init(&w.out, WORKER_SEND_BYTES + FRAME_HEADER_LEN + FRAME_MAX_BODY);
 	while (r == 0 && !w.stopped)
 		r = loop_once(&w);
 	if (r < 0 && w.turn.pid) {
@@ -795,6 +816,7 @@ int worker_serve(int sock, const unsigned char nonce[FRAME_NONCE_LEN], struct bu
 	free(w.cwd);
 	buf_free(&w.in);
 	buf_free(&w.line);
+	buf_free(&w.out);
 	close(w.sigfd);
 	return r;
 }

@@ -12,6 +12,8 @@
 #include "frame.h"
 
 #define WORKER_MAX_LINE_BYTES (1024 * 1024)
+/* Queued event frames are sent once they pass this (else once per read of the agent). */
+#define WORKER_SEND_BYTES (256 * 1024)
 #define WORKER_DRAIN_MS 200       /* output still read after a turn's process exits */
 #define WORKER_KILL_GRACE_MS 1000 /* TERM to KILL when a turn is stopped */
 #define WORKER_END_GRACE_MS 5000  /* a process that stays after its end-of-turn event */

@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (r <= 0)
 			break;
-		if (json_object_get(j, "event") && !json_is_object(j))
+		if (json_object_get(j, "stream") && !json_is_object(j))
 			break;
 		json_decref(j);
 		off += used;

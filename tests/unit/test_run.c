@@ -8,6 +8,8 @@
 #include "helpers.h"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -264,6 +266,7 @@ static void pump_free(struct run *r, int peer)
 	close(r->events_fd);
 	close(r->stderr_fd);
 	buf_free(&r->in);
+	buf_free(&r->events_out);
 }
 
 /* Send `text` (a JSON object) framed with `nonce`, then pump once for response `want`. */
@@ -278,17 +281,47 @@ static int pump_one(struct run *r, int peer, const unsigned char key[FRAME_NONCE
 	return run_pump(r, want, ret);
 }
 
+/* Write a frame header claiming `len` body bytes to the channel. */
+static void send_header(int peer, uint32_t len)
+{
+	unsigned char hdr[FRAME_HEADER_LEN];
+
+	hdr[0] = (unsigned char)(len >> 24);
+	hdr[1] = (unsigned char)(len >> 16);
+	hdr[2] = (unsigned char)(len >> 8);
+	hdr[3] = (unsigned char)len;
+	memcpy(hdr + 4, nonce, FRAME_NONCE_LEN);
+	assert_int_equal(write(peer, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
+}
+
+/* Frame `body` exactly as given (no re-encoding) and write it to the channel. */
+static void send_raw(int peer, const char *body)
+{
+	size_t n = strlen(body);
+
+	send_header(peer, (uint32_t)n);
+	assert_int_equal(write(peer, body, n), (ssize_t)n);
+}
+
 static void test_pump__events_and_responses_else_protocol_error(void **state)
 {
 	unsigned char other[FRAME_NONCE_LEN];
 	static const char *const bad[] = {
-		"{\"event\":\"stdout\",\"turn\":0}",                         /* no text */
-		"{\"event\":\"stdout\",\"text\":\"x\",\"truncated\":false}", /* no turn */
-		"{\"event\":\"exec\",\"turn\":0,\"text\":\"x\"}",            /* unknown event */
-		"{\"event\":\"stdout\",\"turn\":0,\"text\":\"x\",\"truncated\":false,\"json\":[1]}",
-		"{\"id\":7,\"ok\":true,\"result\":{}}", /* not the awaited id */
-		"{\"id\":3,\"result\":{}}",             /* no ok */
-		"{\"method\":\"hello\"}",               /* a request, from the worker */
+		"{\"stream\":\"stdout\",\"turn\":0,\"truncated\":false}",     /* no text */
+		"{\"stream\":\"stdout\",\"text\":\"x\",\"truncated\":false}", /* no turn */
+		"{\"stream\":\"stdout\",\"turn\":0,\"text\":\"x\"}",          /* no truncated */
+		"{\"stream\":\"exec\",\"turn\":0,\"text\":\"x\"}",            /* unknown stream */
+		"{\"stream\":\"stdout\",\"turn\":0.5,\"text\":\"x\",\"truncated\":false}",
+		"{\"stream\":\"stdout\",\"turn\":0,\"text\":1,\"truncated\":false}",
+		"{\"stream\":\"stdout\",\"turn\":0,\"truncated\":false,\"event\":[1]}",
+		"{\"stream\":\"stdout\",\"turn\":0,\"truncated\":true,\"event\":{}}", /* a cut line parsed */
+		/* text and event both, or a member more: a record is exactly the frame's members */
+		"{\"stream\":\"stdout\",\"turn\":0,\"truncated\":false,\"text\":\"x\",\"event\":{}}",
+		"{\"stream\":\"stdout\",\"turn\":0,\"truncated\":false,\"text\":\"x\",\"seq\":9}",
+		"{\"stream\":\"stderr\",\"turn\":0,\"text\":\"x\",\"truncated\":false}",
+		"{\"stream\":\"stderr\",\"turn\":0}", "{\"id\":7,\"ok\":true,\"result\":{}}", /* not the awaited id */
+		"{\"id\":3,\"result\":{}}",                                                   /* no ok */
+		"{\"method\":\"hello\"}", /* a request, from the worker */
 	};
 	struct run r;
 	json_t *resp = NULL;
@@ -300,7 +333,7 @@ static void test_pump__events_and_responses_else_protocol_error(void **state)
 	/* an event is recorded; the awaited response is handed back */
 	pump_setup(&r, &peer, nonce);
 	assert_int_equal(pump_one(&r, peer, nonce,
-				  "{\"event\":\"stdout\",\"turn\":0,\"text\":\"hi\",\"truncated\":false}", 3, &resp),
+				  "{\"stream\":\"stdout\",\"turn\":0,\"truncated\":false,\"text\":\"hi\"}", 3, &resp),
 			 0);
 	assert_int_equal(r.events, 1);
 	assert_int_equal(pump_one(&r, peer, nonce, "{\"id\":3,\"ok\":true,\"result\":{}}", 3, &resp), 1);
@@ -322,17 +355,7 @@ static void test_pump__events_and_responses_else_protocol_error(void **state)
 	assert_non_null(strstr(r.proto_why, "foreign nonce"));
 	pump_free(&r, peer);
 	pump_setup(&r, &peer, nonce);
-	{
-		unsigned char hdr[FRAME_HEADER_LEN] = { 0 };
-		uint32_t len = FRAME_MAX_BODY + 1;
-
-		hdr[0] = (unsigned char)(len >> 24);
-		hdr[1] = (unsigned char)(len >> 16);
-		hdr[2] = (unsigned char)(len >> 8);
-		hdr[3] = (unsigned char)len;
-		memcpy(hdr + 4, nonce, FRAME_NONCE_LEN);
-		assert_int_equal(write(peer, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
-	}
+	send_header(peer, FRAME_MAX_BODY + 1);
 	assert_int_equal(run_pump(&r, 3, &resp), -EPROTO);
 	assert_non_null(strstr(r.proto_why, "over the limit"));
 	/* the worker gone: end of file */
@@ -340,6 +363,116 @@ static void test_pump__events_and_responses_else_protocol_error(void **state)
 	peer = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	buf_reset(&r.in);
 	assert_int_equal(run_pump(&r, 3, &resp), -EPIPE);
+	pump_free(&r, peer);
+}
+
+/* What events.jsonl holds now. */
+static char *events_text(const struct run *r)
+{
+	static char text[4096];
+	ssize_t n = pread(r->events_fd, text, sizeof(text) - 1, 0);
+
+	assert_true(n >= 0);
+	text[n] = '\0';
+	return text;
+}
+
+/* The start of line k (from 0) of text. */
+static const char *line_n(const char *text, int k)
+{
+	while (k-- > 0) {
+		text = strchr(text, '\n');
+		assert_non_null(text);
+		text++;
+	}
+	return text;
+}
+
+/* The record after "ts": `want` must follow it, the time in between well formed. */
+static void assert_record(const char *line, unsigned long long seq, const char *want)
+{
+	char head[64];
+	int n = snprintf(head, sizeof(head), "{\"seq\":%llu,\"ts\":\"", seq);
+	const char *ts = line + n;
+
+	assert_memory_equal(line, head, (size_t)n);
+	assert_true(ts[4] == '-' && ts[10] == 'T' && ts[23] == 'Z' && ts[24] == '"' && ts[25] == ',');
+	assert_memory_equal(ts + 26, want, strlen(want));
+	assert_int_equal(ts[26 + strlen(want)], '\n');
+}
+
+/* A stdout record is {"seq","ts"} and then exactly the checked frame's members, in one line;
+ * a frame not in compact form is refused before anything is written; the events that came
+ * before a bad frame are kept; a batch the disk takes in part keeps its whole lines. */
+static void test_pump__records(void **state)
+{
+	static const char *const loose[] = {
+		"{\"stream\":\"stdout\",\n\"turn\":0,\"truncated\":false,\"text\":\"x\"}",
+		"{\"stream\":\"stdout\",\r\"turn\":0,\"truncated\":false,\"text\":\"x\"}",
+		" {\"stream\":\"stdout\",\"turn\":0,\"truncated\":false,\"text\":\"x\"}",
+		"{\"stream\":\"stdout\",\"turn\":0,\"truncated\":false,\"text\":\"x\"}\n",
+		"{\"stream\":\"stdout\",\"turn\":0,\"truncated\":false,\"text\":\"a\xe2\x80\xa8\"}", /* U+2028, raw */
+	};
+	struct run r;
+	struct rlimit old, small;
+	json_t *resp = NULL;
+	const char *t;
+	int peer;
+
+	(void)state;
+	pump_setup(&r, &peer, nonce);
+	close(r.events_fd);
+	r.events_fd = open("/tmp", O_RDWR | O_APPEND | O_TMPFILE | O_CLOEXEC, 0600); /* as run_open_log */
+	assert_true(r.events_fd >= 0);
+	send_raw(peer, "{\"stream\":\"stdout\",\"turn\":1,\"truncated\":false,\"text\":\"hi \\\"there\\\"\"}");
+	send_raw(peer, "{\"stream\":\"stderr\",\"turn\":1,\"text\":\"noise\"}");
+	send_raw(peer, "{\"stream\":\"stdout\",\"turn\":1,\"truncated\":false,\"event\":{\"type\":\"a\",\"n\":[1]}}");
+	assert_int_equal(run_pump(&r, 3, &resp), 0);
+	assert_int_equal(r.events, 2);
+	assert_int_equal(r.stderr_bytes, 5);
+	t = events_text(&r);
+	assert_record(t, 1, "\"stream\":\"stdout\",\"turn\":1,\"truncated\":false,\"text\":\"hi \\\"there\\\"\"}");
+	assert_record(line_n(t, 1), 2,
+		      "\"stream\":\"stdout\",\"turn\":1,\"truncated\":false,\"event\":{\"type\":\"a\",\"n\":[1]}}");
+	assert_int_equal(r.events_bytes, strlen(t));
+	for (size_t i = 0; i < sizeof(loose) / sizeof(loose[0]); i++) {
+		send_raw(peer, loose[i]);
+		if (run_pump(&r, 3, &resp) != -EPROTO)
+			fail_msg("frame %zu accepted: %s", i, loose[i]);
+		assert_int_equal(r.events, 2);
+		buf_reset(&r.in);
+	}
+	/* a good event, then a bad frame, in one read: the good one is kept */
+	send_raw(peer, "{\"stream\":\"stdout\",\"turn\":2,\"truncated\":true,\"text\":\"cut\"}");
+	send_raw(peer, "{\"stream\":\"stdout\",\"turn\":2}");
+	assert_int_equal(run_pump(&r, 3, &resp), -EPROTO);
+	buf_reset(&r.in);
+	t = events_text(&r);
+	assert_record(line_n(t, 2), 3, "\"stream\":\"stdout\",\"turn\":2,\"truncated\":true,\"text\":\"cut\"}");
+	/* the file may grow by one line and a half: the half is cut off again, two lines lost */
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	small = old;
+	small.rlim_cur = r.events_bytes + strlen(line_n(t, 2)) * 3 / 2; /* line 3's length, and a half */
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+	for (int i = 0; i < 3; i++)
+		send_raw(peer, "{\"stream\":\"stdout\",\"turn\":3,\"truncated\":false,\"text\":\"x\"}");
+	assert_int_equal(run_pump(&r, 3, &resp), 0);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_DFL);
+	assert_int_equal(r.events, 6);
+	assert_int_equal(r.events_lost, 2);
+	assert_false(r.events_broken);
+	t = events_text(&r);
+	assert_int_equal(strlen(t), r.events_bytes);
+	assert_int_equal(*line_n(t, 4), '\0');
+	assert_record(line_n(t, 3), 4, "\"stream\":\"stdout\",\"turn\":3,\"truncated\":false,\"text\":\"x\"}");
+	/* and the next event runs on cleanly */
+	send_raw(peer, "{\"stream\":\"stdout\",\"turn\":3,\"truncated\":false,\"text\":\"y\"}");
+	assert_int_equal(run_pump(&r, 3, &resp), 0);
+	t = events_text(&r);
+	assert_record(line_n(t, 4), 7, "\"stream\":\"stdout\",\"turn\":3,\"truncated\":false,\"text\":\"y\"}");
+	assert_null(resp);
 	pump_free(&r, peer);
 }
 
@@ -549,6 +682,7 @@ int main(void)
 						scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_rundir__copy_refuses_fifo, scratch_setup, scratch_teardown),
 		cmocka_unit_test(test_pump__events_and_responses_else_protocol_error),
+		cmocka_unit_test(test_pump__records),
 		cmocka_unit_test_setup_teardown(test_verdict__names_result_by_hash, scratch_setup, scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_verdict__unreadable_and_bounded, scratch_setup, scratch_teardown),
 	};

@@ -108,7 +108,7 @@ static json_t *peer_answer(struct peer *p, int id, json_t *events)
 	while ((j = peer_recv(p))) {
 		if (json_integer_value(json_object_get(j, "id")) == id && json_object_get(j, "ok"))
 			return j;
-		assert_non_null(json_object_get(j, "event"));
+		assert_non_null(json_object_get(j, "stream"));
 		if (events)
 			json_array_append(events, j);
 		json_decref(j);
@@ -321,7 +321,7 @@ static void test_worker__turn_streams_output_and_exit_status(void **state)
 	assert_string_equal(json_string_value(json_object_get(res, "status")), "failed");
 	assert_int_equal(json_integer_value(json_object_get(res, "lines")), 4);
 	json_array_foreach(events, i, e) {
-		const char *kind = json_string_value(json_object_get(e, "event"));
+		const char *kind = json_string_value(json_object_get(e, "stream"));
 		const char *text = json_string_value(json_object_get(e, "text"));
 		static const char *const want[] = { "one", "two", "bad \xef\xbf\xbd byte", "tail" };
 
@@ -400,10 +400,11 @@ static void test_worker__json_lines_turn_end(void **state)
 	assert_string_equal(json_string_value(json_object_get(res, "status")), "completed");
 	assert_string_equal(json_string_value(json_object_get(res, "session_id")), "s-1");
 	assert_int_equal(json_integer_value(json_object_get(res, "recognised")), 2);
-	/* each event carries its parsed JSON beside the text */
+	/* a JSON line is sent as the object it is, not as text too */
 	assert_string_equal(
-		json_string_value(json_object_get(json_object_get(json_array_get(events, 1), "json"), "type")),
+		json_string_value(json_object_get(json_object_get(json_array_get(events, 1), "event"), "type")),
 		"result");
+	assert_null(json_object_get(json_array_get(events, 1), "text"));
 	json_decref(a);
 
 	a = run_turn(&p, 2, "echo '{\"type\":\"result\",\"is_error\":true}'", NULL, 5000, NULL);
