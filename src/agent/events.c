@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/json.h"
+
 json_t *events_path(const json_t *ev, const char *path)
 {
 	char key[128];
@@ -215,9 +217,9 @@ json_t *events_feed(const struct events_rules *r, struct events_turn *t, const c
 		if (json_is_string(e))
 			take_string(&t->error, e, EVENTS_MAX_ERROR_BYTES);
 		else if (e) {
-			char *dump = json_dumps(e, JSON_COMPACT);
+			char *dump = NULL;
 
-			if (dump && strlen(dump) <= EVENTS_MAX_ERROR_BYTES) {
+			if (json_dump_str(e, JSON_COMPACT, &dump) == 0 && strlen(dump) <= EVENTS_MAX_ERROR_BYTES) {
 				free(t->error);
 				t->error = dump;
 				dump = NULL;

@@ -357,11 +357,11 @@ static int make_readonly(int dirfd, bool root)
 static int write_manifest(const char *path, const struct manifest *m)
 {
 	json_t *doc = manifest_json(m);
-	char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
-	int fd, r = -ENOMEM;
+	char *text = NULL;
+	int fd, r = json_dump_str(doc, JSON_INDENT(2) | JSON_SORT_KEYS, &text);
 
 	json_decref(doc);
-	if (!text)
+	if (r < 0)
 		return r;
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	r = fd < 0 ? -errno : fd_write_all(fd, text, strlen(text));

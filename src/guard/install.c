@@ -77,12 +77,12 @@ int guard_paths_resolved(enum harness h, const char *root, struct guard_paths *r
 
 static int write_json(const char *path, json_t *j)
 {
-	char *text = json_dumps(j, JSON_INDENT(2));
+	char *text = NULL;
 	struct buf b;
-	int r;
+	int r = json_dump_str(j, JSON_INDENT(2), &text);
 
-	if (!text)
-		return -ENOMEM;
+	if (r < 0)
+		return r;
 	buf_init(&b, 0);
 	r = buf_append(&b, text, strlen(text));
 	if (r == 0)

@@ -41,21 +41,54 @@ int json_load_path(const char *path, size_t limit, struct diag *d, json_t **ret)
 	return 0;
 }
 
+/* jansson 2.14 ignores the callback's failure for an object's key (dump.c: dump_string's
+ * result is not checked) and carries on, so a failed append (out of memory, or the buffer's
+ * limit) could leave text with a key's quote or more missing, reported as success. The first
+ * failure is latched here: every later append fails too, and the dump is an error. */
+struct dump_ctx {
+	struct buf *out;
+	int err;
+};
+
 static int dump_cb(const char *p, size_t n, void *data)
 {
-	return buf_append(data, p, n) < 0 ? -1 : 0;
+	struct dump_ctx *c = data;
+
+	if (c->err == 0)
+		c->err = buf_append(c->out, p, n);
+	return c->err < 0 ? -1 : 0;
+}
+
+static int dump_exact(const json_t *j, size_t flags, struct buf *out)
+{
+	struct dump_ctx c = { .out = out, .err = 0 };
+	size_t before = out->len;
+
+	if (json_dump_callback(j, dump_cb, &c, flags) < 0 || c.err < 0) {
+		out->len = before;
+		if (out->data)
+			out->data[before] = '\0';
+		return c.err < 0 ? c.err : -ENOMEM;
+	}
+	return 0;
 }
 
 int json_dump_buf(const json_t *j, size_t flags, struct buf *out)
 {
-	size_t before = out->len;
+	return dump_exact(j, flags | JSON_COMPACT | JSON_ENSURE_ASCII, out);
+}
 
-	if (json_dump_callback(j, dump_cb, out, flags | JSON_COMPACT | JSON_ENSURE_ASCII) < 0) {
-		out->len = before;
-		if (out->data)
-			out->data[before] = '\0';
-		return -E2BIG;
+int json_dump_str(const json_t *j, size_t flags, char **ret)
+{
+	struct buf b;
+	int r;
+
+	buf_init(&b, 0);
+	if (!j || (r = dump_exact(j, flags, &b)) < 0 || (r = buf_reserve(&b, 0)) < 0) {
+		buf_free(&b);
+		return j ? r : -ENOMEM;
 	}
+	*ret = b.data; /* NUL-terminated, owned by the caller */
 	return 0;
 }
 

@@ -23,8 +23,12 @@ int json_read_path(const char *path, size_t limit, struct diag *d, struct buf *o
  * `d` naming the file (and line:column for syntax errors) and returns -errno (-EINVAL for bad
  * JSON). On success *ret owns a new reference. */
 int json_load_path(const char *path, size_t limit, struct diag *d, json_t **ret);
-/* Append the compact, ASCII-only encoding of `j` to `out` (no newline). 0 or -errno. */
+/* Append the compact, ASCII-only encoding of `j` to `out` (no newline). 0 or -errno; on error
+ * `out` is as it was. Unlike jansson's own dumps, never damaged text on a failed allocation. */
 int json_dump_buf(const json_t *j, size_t flags, struct buf *out);
+/* `j` encoded with exactly `flags` into a new string (*ret, free() it): json_dumps without its
+ * damaged text on a failed allocation. 0 or -errno (-ENOMEM when `j` is NULL). */
+int json_dump_str(const json_t *j, size_t flags, char **ret);
 /* "string", "integer", ... for messages. */
 const char *json_type_name(const json_t *j);
 

@@ -154,9 +154,9 @@ out:
 int recorder_write(struct recorder *r)
 {
 	json_t *doc = json_pack("{s:i,s:O}", "version", 1, "responses", r->rules);
-	char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+	char *text = NULL;
 	struct buf b;
-	int ret = text ? 0 : -ENOMEM;
+	int ret = json_dump_str(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER, &text);
 
 	json_decref(doc);
 	buf_init(&b, 0);

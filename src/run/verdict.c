@@ -12,6 +12,7 @@
 #include "../lib/buf.h"
 #include "../lib/fd.h"
 #include "../lib/hash.h"
+#include "../lib/json.h"
 #include "collect.h"
 
 /* `s` cut to at most `max` bytes on a UTF-8 character boundary (jansson refuses a broken one). */
@@ -82,8 +83,9 @@ int verdict_line(const char *dir, int exit_code, const char *why, char **ret)
 	/* Every field is cut above, but escaping can grow a string up to six times: shed the
 	 * reason, then the path, rather than pass the limit. */
 	for (int pass = 0;; pass++) {
-		s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
-		if (!s || strlen(s) + 1 <= VERDICT_MAX_BYTES || pass == 2)
+		s = NULL;
+		if (json_dump_str(v, JSON_COMPACT | JSON_PRESERVE_ORDER, &s) < 0 ||
+		    strlen(s) + 1 <= VERDICT_MAX_BYTES || pass == 2)
 			break;
 		free(s);
 		s = NULL;

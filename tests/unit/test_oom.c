@@ -2,7 +2,9 @@
 /* test_oom.c: out-of-memory in the security paths fails closed. The guard's decision (its list of
  * protected files, the Bash analysis, the path checks) and the bundle digest are run with every
  * allocation from the N-th on failing, for every N up to the first run that needs no failure: the
- * guard must then deny and the digest must be an error, never an allow or a partial digest.
+ * guard must then deny and the digest must be an error, never an allow or a partial digest;
+ * our JSON dumps must be an error or exactly right (jansson's own json_dumps, run in the same
+ * loop, returned damaged text in 9 of its runs when this was written).
  * malloc is replaced in this binary alone (glibc calls the replacement from inside libc too);
  * under AddressSanitizer, which owns malloc, the tests are skipped. */
 #include "helpers.h"
@@ -13,6 +15,7 @@
 #include "../../src/bundle/manifest.h"
 #include "../../src/guard/decide.h"
 #include "../../src/guard/guard.h"
+#include "../../src/lib/json.h"
 #include "../../src/lib/strv.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -227,6 +230,66 @@ static void test_oom__manifest_digest_fails(void **state)
 	manifest_free(m);
 }
 
+/* Our dumps under allocation failure: an error (the buffer as it was), or exactly the right
+ * text. jansson's own json_dumps returns text with a key's quote missing in some of these runs. */
+static void test_oom__json_dump_never_damaged(void **state)
+{
+	json_t *doc = json_pack("{s:s,s:{s:[i,s,b],s:s},s:n}", "a \"quoted\" key", "v\n1", "nested", "list", 1,
+				"\u00e9", true, "k", "x", "z", NULL);
+	char *want = NULL, *got;
+	struct buf b;
+	long n;
+
+	(void)state;
+#ifdef OOM_SANITIZED
+	skip();
+	return;
+#endif
+	assert_non_null(doc);
+	/* mostly long keys: the buffer's growth falls inside a key's dump, where jansson does not
+	 * look at the callback's result */
+	for (int i = 0; i < 200; i++) {
+		char key[64];
+
+		snprintf(key, sizeof(key), "a-long-key-so-that-growth-lands-in-a-key-%03d", i);
+		assert_int_equal(json_object_set_new(doc, key, json_integer(i)), 0);
+	}
+	assert_int_equal(json_dump_str(doc, JSON_INDENT(2) | JSON_SORT_KEYS, &want), 0);
+	for (n = 0; n < 2 * OOM_MAX_ALLOCS; n++) {
+		bool injected;
+		int r, rb;
+
+		got = NULL;
+		buf_init(&b, 0);
+		assert_int_equal(buf_append(&b, "kept:", 5), 0);
+		arm(n / 2, n % 2);
+		r = json_dump_str(doc, JSON_INDENT(2) | JSON_SORT_KEYS, &got);
+		rb = json_dump_buf(doc, JSON_INDENT(2) | JSON_SORT_KEYS, &b);
+		injected = disarm();
+		if (r == 0 && strcmp(got, want))
+			fail_msg("allocation %ld failed: json_dump_str gave\n%s\nnot\n%s", n / 2, got, want);
+		if (rb < 0 && strcmp(b.data, "kept:"))
+			fail_msg("allocation %ld failed: json_dump_buf failed and left \"%s\"", n / 2, b.data);
+		if (rb == 0) {
+			json_t *back = json_loads(b.data + 5, 0, NULL);
+
+			if (strncmp(b.data, "kept:", 5) || !json_equal(back, doc))
+				fail_msg("allocation %ld failed: json_dump_buf gave \"%s\"", n / 2, b.data);
+			json_decref(back);
+		}
+		free(got);
+		buf_free(&b);
+		if (!injected) {
+			assert_int_equal(r, 0);
+			break;
+		}
+	}
+	assert_true(n > 0 && n < 2 * OOM_MAX_ALLOCS);
+	print_message("json_dump_str, json_dump_buf: %ld allocations, each failed in turn\n", n / 2);
+	free(want);
+	json_decref(doc);
+}
+
 static int oom_setup(void **state)
 {
 	char p[512];
@@ -245,6 +308,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_oom__guard_decide_denies),
 		cmocka_unit_test(test_oom__manifest_digest_fails),
+		cmocka_unit_test(test_oom__json_dump_never_damaged),
 	};
 
 	return cmocka_run_group_tests(tests, oom_setup, scratch_teardown);
