@@ -197,9 +197,10 @@ static int take_slot(struct run *r)
 	return 0;
 }
 
-/* RUN/.reserve: RUN_RESERVE_BYTES of disk taken before the agent can take any, given back by
- * give_back_reserve() after teardown for result.json. A filesystem without that much free fails
- * the run before it starts. */
+/* RUN/.reserve: RUN_RESERVE_BYTES of disk taken before the agent can take any; after teardown
+ * result.json is written over it and takes its place (run_write_result), so the space is the
+ * record's before anything else could take it. A filesystem without that much free fails the
+ * run before it starts. */
 static int take_reserve(struct run *r)
 {
 	int fd = openat(r->dfd, ".reserve", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600), err;
@@ -1526,11 +1527,12 @@ int run_task(const struct run_opts *o, struct diag *ret_diag, char **ret_dir)
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
 	prctl(PR_SET_CHILD_SUBREAPER, subreaper);
-	give_back_reserve(&r);
+	/* result.json takes the reserve's place (its blocks); whatever is left of it goes */
 	if (run_write_result(&r) < 0 && r.exit_code == RUN_EXIT_FINAL) {
 		diag_error(&r.d, "%s/result.json could not be written", r.dir);
 		r.exit_code = RUN_EXIT_INFRA;
 	}
+	give_back_reserve(&r);
 	if (r.exit_code != RUN_EXIT_FINAL && r.status)
 		diag_error(&r.d, "%s: %s", r.status, r.reason);
 	code = r.exit_code;

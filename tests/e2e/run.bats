@@ -451,7 +451,7 @@ except OSError as e:
 	grep -q '"full\\":true,\\"uip_exit\\":0' "$R/logs/events.jsonl" # the disk was full when the agent called uip
 	grep -q '"--fill-tmp"' "$R/logs/calls.jsonl"
 	[ "$(rget 'r["mocks"]["calls"]')" -eq 1 ]
-	[ ! -e "$R/.reserve" ] # given back for result.json
+	[ ! -e "$R/.reserve" ] # it became result.json
 	# 100 events of 64 KB on a full disk: those past the space set aside are counted as lost,
 	# none is left in part (every line of events.jsonl is whole), and once the agent freed its
 	# file the next one is written again
@@ -469,6 +469,24 @@ out = [json.loads(e["text"]) for e in evs]  # the agent's stdout lines, each who
 assert len([o for o in out if "flood" in o]) == 100 - lost
 assert out[-1] == {"agent": "fill-tmp", "after": "freed"}, out[-1]
 PY
+}
+
+@test "run: result.json is written into the space set aside (the reserve's own blocks), never after giving it back" {
+	task "$T/t" hold.sh
+	"$PROCTOR" run "$T/t/task.json" --out "$R" >"$T/out" 2>&1 &
+	local pid=$! ino
+	BG=$pid
+	wait_file "$R/workspace/ready"
+	[ "$(stat -c '%U %a %s' "$R/.reserve")" = "root 600 $((8 << 20))" ]
+	ino=$(stat -c %i "$R/.reserve")
+	touch "$R/workspace/go"
+	wait "$pid"
+	BG=
+	result_ok completed 0
+	# the same inode: no moment without the space, in which a concurrent run could take it
+	[ "$(stat -c '%i %U %a' "$R/result.json")" = "$ino root 644" ]
+	[ ! -e "$R/.reserve" ]
+	[ "$(stat -c %s "$R/result.json")" -lt 65536 ] # cut to the record's length
 }
 
 @test "run: 100,000 stdout lines become 100,000 events, none split or lost" {
