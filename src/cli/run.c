@@ -188,6 +188,7 @@ static int run_suite(struct run_cli *c)
 		die(RUN_EXIT_INFRA, "out of memory");
 	c->o.task_file = task;
 	c->o.out = dir;
+	ref.id = id;
 	c->o.suite = &ref;
 	code = run_one(c);
 out:

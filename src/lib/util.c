@@ -3,6 +3,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,16 @@ uint64_t now_mono_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+void signals_reset(void)
+{
+	sigset_t none;
+
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL); /* SIGKILL and SIGSTOP refuse: they are default anyway */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
 void sleep_ms(unsigned ms)

@@ -13,6 +13,9 @@ int parse_ulong(const char *s, unsigned long min, unsigned long max, unsigned lo
 int parse_mode(const char *s, unsigned *ret);
 /* Milliseconds on CLOCK_MONOTONIC. */
 uint64_t now_mono_ms(void);
+/* In a child about to exec: every signal back to its default action, none blocked (a parent's
+ * ignored SIGPIPE, SIGXFSZ or SIGINT would otherwise be inherited through exec). */
+void signals_reset(void);
 /* Sleep `ms` milliseconds (a signal may end it early: callers poll a clock). */
 void sleep_ms(unsigned ms);
 /* Milliseconds since the epoch on CLOCK_REALTIME. */

@@ -44,15 +44,10 @@ static void close_fd(int *fd)
 static noreturn void child_exec(const char *exe, char **args, char **envp, const struct pt_sandbox *sb, int in,
 				int out_w, int err_w, int report)
 {
-	sigset_t none;
 	int e;
 
 	setpgid(0, 0);
-	sigemptyset(&none);
-	/* mockd blocks signals for its signalfd and ignores SIGPIPE and SIGXFSZ: clean slate. */
-	for (int sig = 1; sig < NSIG; sig++)
-		signal(sig, SIG_DFL);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	signals_reset(); /* mockd blocks signals for its signalfd and ignores SIGPIPE and SIGXFSZ */
 	if (dup2(in, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0 || chdir("/") < 0)
 		goto fail;
 	if (sb && (e = pt_sandbox_enter(sb)) < 0) {

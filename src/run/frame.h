@@ -12,7 +12,9 @@
 
 #define FRAME_NONCE_LEN 16
 #define FRAME_HEADER_LEN (4 + FRAME_NONCE_LEN)
-#define FRAME_MAX_BODY (4u * 1024 * 1024)
+/* Room for the largest event: a stdout line of WORKER_MAX_LINE_BYTES (1 MiB) whose every byte
+ * is escaped to six ("\u0001", "\ufffd"), and the members around it. */
+#define FRAME_MAX_BODY (8u * 1024 * 1024)
 
 /* Append one frame carrying `body` to `out`. 0, -E2BIG (body over the limit) or -ENOMEM. */
 int frame_encode(const unsigned char nonce[FRAME_NONCE_LEN], const json_t *body, struct buf *out);

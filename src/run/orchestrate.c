@@ -176,8 +176,10 @@ static int take_slot(struct run *r)
 	const struct task *t = &r->t;
 	struct reap_result rr;
 	const unsigned ids[RUN_SLOT_IDS] = { t->agent_uid, t->agent_gid, t->mockd_uid, t->rpc_gid };
-	int err = rundir_take_slot(ids, t->slots, &r->slot, r->slot_fds);
+	int err = rundir_take_slot(ids, t->slots, &r->stop, &r->slot, r->slot_fds);
 
+	if (err == -EINTR)
+		return err; /* the signal is still there for run_steps to take */
 	if (err < 0) {
 		run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "no identity slot: %s",
 			 err == -EBUSY ? "every slot is taken by another run (identity.slots)" : strerror(-err));
@@ -1399,19 +1401,33 @@ static int open_logs(struct run *r)
 }
 
 /* Everything between staging and teardown, in order; stops at the first failure. */
+/* A stop signal that came while a step ran: the run ends after that step (and teardown), not
+ * after all of staging. The agent's turns watch the signal themselves (await_response). */
+static bool interrupted(struct run *r)
+{
+	struct signalfd_siginfo si;
+
+	if (r->sigfd < 0 || read(r->sigfd, &si, sizeof(si)) != sizeof(si))
+		return false;
+	run_fail(r, "isolation_failed", RUN_EXIT_INFRA, "interrupted by signal %u", si.ssi_signo);
+	return true;
+}
+
 static void run_steps(struct run *r, int sigfd)
 {
 	uint64_t t;
 
 	t = now_mono_ms();
-	if (check_ids_free(r) < 0 || take_slot(r) < 0 || stage(r) < 0 || open_logs(r) < 0 || agent_paths(r) < 0) {
+	if (check_ids_free(r) < 0 || take_slot(r) < 0 || interrupted(r) || stage(r) < 0 || open_logs(r) < 0 ||
+	    agent_paths(r) < 0 || interrupted(r)) {
+		interrupted(r); /* a wait for a slot cut short by one */
 		run_phase_end(r, PH_STAGE, t);
 		return;
 	}
 	run_phase_end(r, PH_STAGE, t);
 	say(r, "staged %s (agent uid %u, slot %u)", r->dir, (unsigned)r->uid, r->slot);
 	t = now_mono_ms();
-	if (build_bundles(r) < 0 || link_plugins(r) < 0) {
+	if (build_bundles(r) < 0 || link_plugins(r) < 0 || interrupted(r)) {
 		run_phase_end(r, PH_BUNDLES, t);
 		return;
 	}
@@ -1424,13 +1440,13 @@ static void run_steps(struct run *r, int sigfd)
 	check_mockd(r);
 	run_phase_end(r, PH_MOCKD, t);
 	t = now_mono_ms();
-	if (run_failed(r) || arm_guard(r) < 0) {
+	if (run_failed(r) || interrupted(r) || arm_guard(r) < 0) {
 		run_phase_end(r, PH_GUARD, t);
 		return;
 	}
 	run_phase_end(r, PH_GUARD, t);
 	t = now_mono_ms();
-	if (run_spawn_worker(r) < 0 || hello(r) < 0) {
+	if (run_spawn_worker(r) < 0 || hello(r) < 0 || interrupted(r)) {
 		run_phase_end(r, PH_WORKER, t);
 		return;
 	}
@@ -1508,7 +1524,10 @@ int run_task(const struct run_opts *o, struct diag *ret_diag, char **ret_dir)
 	sigaddset(&stop, SIGHUP);
 	sigprocmask(SIG_BLOCK, &stop, &old);
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN); /* a file past an inherited RLIMIT_FSIZE: a short write, not death */
 	sigfd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
+	r.sigfd = sigfd;
+	r.stop = stop;
 	if (validate(&r) < 0)
 		run_fail(&r, "config_error", RUN_EXIT_INVALID, "the task is invalid (%zu errors)", r.d.errors);
 	run_phase_end(&r, PH_VALIDATE, t);

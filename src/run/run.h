@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -30,12 +31,14 @@
 #define RUN_REAP_MS 3000u       /* the uid sweep's deadline */
 #define RUN_MAX_EVENTS_BYTES (512ull << 20)
 #define RUN_MAX_STDERR_BYTES (16ull << 20)
-/* Event lines are written in batches (one write per read of the channel), at most this much. */
+/* Event lines are written in batches: one write per read of the channel, or sooner once a batch
+ * passes this much. */
 #define RUN_EVENTS_BATCH_BYTES (256u << 10)
 #define RUN_MAX_DENIAL_LOG_BYTES (16u << 20)
 #define RUN_MAX_JOURNAL_BYTES (256u << 20)
-/* Disk set aside when the run starts (RUN/.reserve, root's) and given back after teardown, so
- * an agent that fills the filesystem cannot keep result.json from being written. */
+/* Disk set aside when the run starts (RUN/.reserve, root's); after teardown result.json is
+ * written over it and takes its name, so an agent that fills the filesystem cannot keep
+ * result.json from being written. */
 #define RUN_RESERVE_BYTES (8u << 20)
 /* Allocated ahead for events.jsonl (beyond its end: FALLOC_FL_KEEP_SIZE), so the events of an
  * agent that fills the filesystem are still recorded up to this much. */
@@ -49,6 +52,8 @@ struct run_suite_ref {
 	unsigned long index;    /* 0-based */
 	const char *index_from; /* "--index", "JOB_COMPLETION_INDEX" or "SLURM_ARRAY_TASK_ID" */
 	size_t tasks;           /* how many the suite has */
+	const char *id;         /* the task's id as the suite read it (OUT/<id>/), valid or the task
+				 * would not run: result.json's task_id even when the task fails to load */
 };
 
 struct run_opts {
@@ -93,6 +98,8 @@ struct run {
 	bool no_landlock; /* the kernel has none and --allow-no-landlock accepted that */
 	int pidns_err, own_proc_err;
 	int sock;
+	int sigfd;     /* TERM, INT and HUP, blocked and read here: they stop the run */
+	sigset_t stop; /* those signals */
 	unsigned char nonce[FRAME_NONCE_LEN];
 	struct buf in;
 	int next_id;

@@ -495,14 +495,31 @@ static int try_slots(const unsigned base[RUN_SLOT_IDS], unsigned slots, unsigned
 	return -EBUSY;
 }
 
-int rundir_take_slot(const unsigned base[RUN_SLOT_IDS], unsigned slots, unsigned *ret_slot, int ret_fds[RUN_SLOT_IDS])
+/* A signal of `stop` is pending (not taken: its reader still sees it). */
+static bool stop_pending(const sigset_t *stop)
+{
+	sigset_t p;
+
+	if (!stop || sigpending(&p) < 0)
+		return false;
+	for (int s = 1; s < NSIG; s++)
+		if (sigismember(stop, s) == 1 && sigismember(&p, s) == 1)
+			return true;
+	return false;
+}
+
+int rundir_take_slot(const unsigned base[RUN_SLOT_IDS], unsigned slots, const sigset_t *stop, unsigned *ret_slot,
+		     int ret_fds[RUN_SLOT_IDS])
 {
 	uint64_t end = now_mono_ms() + RUN_SLOT_WAIT_MS;
 	int r;
 
 	if ((r = fd_root_dir_ensure(RUN_LOCK_DIR)) < 0)
 		return r; /* -EPERM: not ours, someone else could take or fake the locks */
-	while ((r = try_slots(base, slots, ret_slot, ret_fds)) == -EBUSY && now_mono_ms() < end)
+	while ((r = try_slots(base, slots, ret_slot, ret_fds)) == -EBUSY && now_mono_ms() < end) {
+		if (stop_pending(stop))
+			return -EINTR;
 		sleep_ms(100);
+	}
 	return r;
 }

@@ -6,6 +6,7 @@
 #ifndef PROCTOR_RUN_RUNDIR_H
 #define PROCTOR_RUN_RUNDIR_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -58,8 +59,10 @@ int rundir_hash_file(int dirfd, const char *name, char out[65], off_t *ret_size)
 /* Take one of `slots` identity slots: slot k uses every id in `base` plus k (the agent's uid and
  * gid, mockd's uid, the rpc gid), and holds an exclusive flock on RUN_LOCK_DIR/id-<N>.lock for
  * each distinct one, so two runs never share an id whatever their tasks say. Waits up to
- * RUN_SLOT_WAIT_MS. *ret_slot = k, ret_fds the locks (-1 for duplicates; close them to
- * release). -EBUSY when every slot stayed taken. */
-int rundir_take_slot(const unsigned base[RUN_SLOT_IDS], unsigned slots, unsigned *ret_slot, int ret_fds[RUN_SLOT_IDS]);
+ * RUN_SLOT_WAIT_MS, or until a signal of `stop` (blocked by the caller) is pending. *ret_slot =
+ * k, ret_fds the locks (-1 for duplicates; close them to release). -EBUSY when every slot
+ * stayed taken, -EINTR when a stop signal came first (it stays pending). */
+int rundir_take_slot(const unsigned base[RUN_SLOT_IDS], unsigned slots, const sigset_t *stop, unsigned *ret_slot,
+		     int ret_fds[RUN_SLOT_IDS]);
 
 #endif

@@ -56,11 +56,7 @@ bool run_failed(const struct run *r)
 /* Signals for the child before exec: nothing blocked, nothing ignored. */
 void run_child_signals(void)
 {
-	sigset_t none;
-
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
+	signals_reset();
 }
 
 int run_open_log(struct run *r, const char *rel, mode_t mode, uid_t uid, gid_t gid)
@@ -589,7 +585,8 @@ static int handle_frame(struct run *r, json_t *f, const char *body, size_t n, in
 		write_event(r, f, body, n);
 		return 0;
 	}
-	if (!want || !json_is_integer(id) || json_integer_value(id) != want ||
+	/* one response per request: a second one with the same id answers nothing */
+	if (!want || *ret || !json_is_integer(id) || json_integer_value(id) != want ||
 	    !json_is_boolean(json_object_get(f, "ok")))
 		return -EPROTO;
 	*ret = json_incref(f);
@@ -631,9 +628,13 @@ int run_pump(struct run *r, int want, json_t **ret)
 		}
 		got |= d;
 	}
-	/* the events before a bad frame are kept too */
+	/* the events before a bad frame are kept too; a response before it is not handed back */
 	events_flush(r);
 	buf_consume(&r->in, off);
+	if (got < 0 && ret && *ret) {
+		json_decref(*ret);
+		*ret = NULL;
+	}
 	return got;
 }
 

@@ -216,7 +216,11 @@ static int read_agent(struct worker *w, int *fd, bool is_stdout)
 			       text ? json_pack("{s:s,s:i,s:o}", "stream", "stderr", "turn", w->turn.n, "text", text) :
 				      NULL);
 	}
-	return r < 0 ? r : frame_flush(w->sock, &w->out);
+	if (r < 0) {
+		(void)frame_flush(w->sock, &w->out); /* what came before the failure still goes */
+		return r;
+	}
+	return frame_flush(w->sock, &w->out);
 }
 
 static void write_stdin(struct turn *t)
@@ -500,12 +504,9 @@ static char *find_program(const char *name, char **env)
  * failure is reported as an errno on `errfd`. */
 static noreturn void agent_exec(const char *prog, char **argv, char **env, const char *cwd, int pipes[3][2], int errfd)
 {
-	sigset_t none;
 	int msg[2] = { 0, 0 }; /* step (0 set up, 1 chdir, 2 exec), errno */
 
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
+	signals_reset();
 	if (setpgid(0, 0) < 0 || dup2(pipes[0][0], 0) < 0 || dup2(pipes[1][1], 1) < 0 || dup2(pipes[2][1], 2) < 0 ||
 	    syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		goto fail;

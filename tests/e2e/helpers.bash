@@ -98,3 +98,13 @@ procs_left_fail() {
 	echo "after the test: processes left behind: $left" >&2
 	return 1
 }
+
+# wait_file PATH [SECONDS]: until PATH exists (default 20 s); fails when it does not appear.
+wait_file() {
+	local i=0
+	while [ ! -e "$1" ]; do
+		[ "$i" -lt $((${2:-20} * 10)) ] || return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+}

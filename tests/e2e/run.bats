@@ -135,15 +135,6 @@ print(n, "attempts, all blocked")
 '
 }
 
-wait_file() { # wait_file PATH [SECONDS]
-	local i=0
-	while [ ! -e "$1" ]; do
-		[ "$i" -lt $((${2:-20} * 10)) ] || return 1
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
-
 # The host pid of the live process of uid $1 whose command line contains $2.
 pid_of() { pgrep -u "$1" -f -- "$2" | head -n 1; }
 
@@ -507,6 +498,26 @@ assert n == 100000, n
 '
 }
 
+@test "run: an inherited file size limit (ulimit -f) costs events, each counted, never the run or a whole line" {
+	task "$T/t" flood.sh
+	# 12 MiB: room for the 8 MiB reserve, not for the 20 MB of events. SIGXFSZ would kill proctor.
+	run --separate-stderr bash -c 'ulimit -f 12288; exec "$0" run "$1" --out "$2"' "$PROCTOR" "$T/t/task.json" "$R"
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	result_ok completed 0
+	python3 - "$R" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1] + "/result.json"))
+lines = open(sys.argv[1] + "/logs/events.jsonl", "rb").read().split(b"\n")
+assert lines[-1] == b"", "the last line is cut"
+evs = [json.loads(l) for l in lines[:-1]]
+lost = r["agent"]["events_lost"]
+assert r["agent"]["events"] == 100000 and lost > 0, (r["agent"], len(evs))
+assert len(evs) + lost == 100000 and all(json.loads(e["text"])["n"] == e["seq"] - 1 for e in evs)
+print("kept %d, lost %d" % (len(evs), lost))
+PY
+}
+
 # --- task file errors: exit 4, config_error, the file and the field named ------------------
 
 config_error() { # config_error TASK FIELD-TEXT: proctor run TASK fails as it should
@@ -805,6 +816,34 @@ EOF
 }
 
 # --- concurrent runs ------------------------------------------------------------------------
+
+@test "run: SIGTERM while waiting for an identity slot ends the run at once: isolation_failed, exit 3" {
+	task "$T/a" hold.sh '{"id": "e2e-a", "identity": {"slots": 1}}'
+	task "$T/b" exit-at-once.sh '{"id": "e2e-b", "identity": {"slots": 1}}'
+	"$PROCTOR" run "$T/a/task.json" --out "$T/ra" >"$T/out-a" 2>&1 &
+	local a=$! b rc=0 i
+	BG=$a
+	wait_file "$T/ra/workspace/ready" # a holds the only slot
+	"$PROCTOR" run "$T/b/task.json" --out "$R" >"$T/out-b" 2>&1 &
+	b=$!
+	BG="$a $b"
+	sleep 1 # b is waiting for the slot (up to 10 s)
+	kill -TERM "$b"
+	for i in $(seq 1 40); do kill -0 "$b" 2>/dev/null || break; sleep 0.05; done
+	run ! kill -0 "$b" 2>/dev/null # b ended within 2 s, while a still holds the slot
+	[ ! -e "$T/ra/result.json" ]
+	wait "$b" || rc=$?
+	BG=$a
+	cat "$T/out-b"
+	[ "$rc" -eq 3 ]
+	result_ok isolation_failed 3
+	[ "$(rget 'r["reason"]')" = "interrupted by signal 15" ]
+	[ "$(rget 'r["identity"]')" = None ] # no slot was taken
+	touch "$T/ra/workspace/go"
+	wait "$a"
+	BG=
+	R=$T/ra result_ok completed 0
+}
 
 @test "run: two concurrent runs (slots 2) both complete and neither reaches the other" {
 	local A=$T/runA B=$T/runB

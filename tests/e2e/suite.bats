@@ -56,6 +56,7 @@ jget() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(eval
 	python3 "$CHECK" "$T/out/task-b/result.json" --status config_error --exit-code 4
 	[ "$(jget "$T/out/task-b/result.json" 'r["suite"]["index_from"]')" = JOB_COMPLETION_INDEX ]
 	[ "$(jget "$T/out/task-b/result.json" 'r["suite"]["index"]')" -eq 1 ]
+	[ "$(jget "$T/out/task-b/result.json" 'r["task_id"]')" = task-b ] # though its file did not load
 	SLURM_ARRAY_TASK_ID=2 srun --suite "$T/s" --out "$T/out"
 	[ "$status" -eq 0 ]
 	python3 "$CHECK" "$T/out/task-c/result.json" --status agent_failed --exit-code 0
@@ -96,6 +97,21 @@ jget() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(eval
 	[[ "$stderr" == *"held no final result"* ]]
 	python3 "$CHECK" "$T/out/task-a/result.json" --status completed --exit-code 0
 	[ "$(cat "$T"/out/.attempts/task-a-*/task.json)" = partial ]
+}
+
+@test "suite: a start waits for the task's lock (an earlier start still tearing down), then runs" {
+	suite "$T/s"
+	mkdir -p -m 0700 "$T/out/.locks"
+	flock "$T/out/.locks/task-a.lock" sh -c "touch '$T/held'; sleep 2; touch '$T/released'" &
+	BG=$!
+	wait_file "$T/held"
+	srun --suite "$T/s" --index 0 --out "$T/out" # task-a
+	[ "$status" -eq 0 ]
+	[ -e "$T/released" ] # it could not start before the lock was given back
+	[ "$T/out/task-a/result.json" -nt "$T/released" ]
+	python3 "$CHECK" "$T/out/task-a/result.json" --status completed --exit-code 0
+	wait "$BG"
+	BG=
 }
 
 @test "suite: index and suite errors exit 4 and name their source" {
@@ -144,7 +160,7 @@ jget() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(eval
 	[ "${#lines[@]}" -eq 6 ]
 	[ "$(printf '%s\n' "${lines[@]}" | cut -d, -f3 | sort | uniq -c | tr -s ' ' | tr '\n' ';')" = \
 		" 1 agent_failed; 1 completed; 1 config_error; 1 no_result; 1 status; 1 unreadable;" ]
-	[[ "${lines[2]}" == task-b,,config_error,4,* ]] # task_id: null, the task did not load
+	[[ "${lines[2]}" == task-b,task-b,config_error,4,* ]] # the task did not load; its id is the suite's
 	run --separate-stderr "$PROCTOR" collect "$T/out" --format table
 	[ "$status" -eq 1 ]
 	[ "${lines[0]}" = "5 tasks: 1 completed, 1 agent_failed, 1 config_error, 1 unreadable, 1 no_result" ]

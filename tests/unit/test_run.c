@@ -402,7 +402,7 @@ static void assert_record(const char *line, unsigned long long seq, const char *
 }
 
 /* A stdout record is {"seq","ts"} and then exactly the checked frame's members, in one line;
- * a frame not in compact form is refused before anything is written; the events that came
+ * a frame that is not one line of ASCII is refused before anything is written; the events that came
  * before a bad frame are kept; a batch the disk takes in part keeps its whole lines. */
 static void test_pump__records(void **state)
 {
@@ -472,6 +472,11 @@ static void test_pump__records(void **state)
 	assert_int_equal(run_pump(&r, 3, &resp), 0);
 	t = events_text(&r);
 	assert_record(line_n(t, 4), 7, "\"stream\":\"stdout\",\"turn\":3,\"truncated\":false,\"text\":\"y\"}");
+	assert_null(resp);
+	/* two answers to one request: a violation, and neither is handed back */
+	send_raw(peer, "{\"id\":3,\"ok\":true,\"result\":{}}");
+	send_raw(peer, "{\"id\":3,\"ok\":false,\"result\":{}}");
+	assert_int_equal(run_pump(&r, 3, &resp), -EPROTO);
 	assert_null(resp);
 	pump_free(&r, peer);
 }

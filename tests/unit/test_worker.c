@@ -351,6 +351,35 @@ static void test_worker__turn_streams_output_and_exit_status(void **state)
 	stop_clean(&p);
 }
 
+/* The longest line whose every byte escapes to six ("\u0001", and "\ufffd" for each invalid
+ * byte) still fits one frame: the turn goes on, nothing is lost. */
+static void test_worker__longest_line_of_escapes_fits_a_frame(void **state)
+{
+	struct peer p;
+	json_t *events = json_array(), *a;
+	char script[160];
+
+	(void)state;
+	peer_start(&p);
+	start_session(&p, "{\"framing\": \"lines\"}");
+	for (int k = 0; k < 2; k++) {
+		snprintf(script, sizeof(script), "head -c %d /dev/zero | tr '\\0' '\\%s'; echo; echo next",
+			 WORKER_MAX_LINE_BYTES, k ? "377" : "001");
+		json_array_clear(events);
+		a = run_turn(&p, 1 + k, script, NULL, 10000, events);
+		assert_true(json_is_true(json_object_get(a, "ok")));
+		assert_int_equal(json_array_size(events), 2);
+		assert_true(json_is_false(json_object_get(json_array_get(events, 0), "truncated")));
+		/* \377 becomes U+FFFD, three bytes of UTF-8 */
+		assert_int_equal(json_string_length(json_object_get(json_array_get(events, 0), "text")),
+				 (size_t)WORKER_MAX_LINE_BYTES * (k ? 3 : 1));
+		assert_string_equal(json_string_value(json_object_get(json_array_get(events, 1), "text")), "next");
+		json_decref(a);
+	}
+	json_decref(events);
+	stop_clean(&p);
+}
+
 /* A line over WORKER_MAX_LINE_BYTES is sent once, cut to the limit and marked; the next line
  * is whole again. */
 static void test_worker__long_line_is_cut_once(void **state)
@@ -492,6 +521,7 @@ int main(void)
 		cmocka_unit_test(test_worker__hello_refuses_a_wrong_identity),
 		cmocka_unit_test(test_worker__session_rules),
 		cmocka_unit_test(test_worker__turn_streams_output_and_exit_status),
+		cmocka_unit_test(test_worker__longest_line_of_escapes_fits_a_frame),
 		cmocka_unit_test(test_worker__long_line_is_cut_once),
 		cmocka_unit_test(test_worker__json_lines_turn_end),
 		cmocka_unit_test(test_worker__turn_timeout_and_discard),
