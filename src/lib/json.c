@@ -92,6 +92,32 @@ int json_dump_str(const json_t *j, size_t flags, char **ret)
 	return 0;
 }
 
+size_t json_depth(const json_t *j, size_t limit)
+{
+	size_t most = 0, i;
+	const char *k;
+	json_t *v;
+
+	if (!json_is_object(j) && !json_is_array(j))
+		return 0;
+	if (limit == 0)
+		return 1;
+	if (json_is_object(j)) {
+		json_object_foreach((json_t *)j, k, v) {
+			size_t d = json_depth(v, limit - 1);
+
+			most = d > most ? d : most;
+		}
+	} else {
+		json_array_foreach(j, i, v) {
+			size_t d = json_depth(v, limit - 1);
+
+			most = d > most ? d : most;
+		}
+	}
+	return 1 + most;
+}
+
 const char *json_type_name(const json_t *j)
 {
 	switch (json_typeof(j)) {

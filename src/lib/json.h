@@ -29,6 +29,9 @@ int json_dump_buf(const json_t *j, size_t flags, struct buf *out);
 /* `j` encoded with exactly `flags` into a new string (*ret, free() it): json_dumps without its
  * damaged text on a failed allocation. 0 or -errno (-ENOMEM when `j` is NULL). */
 int json_dump_str(const json_t *j, size_t flags, char **ret);
+/* How many arrays and objects deep `j` nests, as jansson's parser counts (a scalar 0, [1] 1,
+ * {"a":[1]} 2), counted no further than limit + 1. */
+size_t json_depth(const json_t *j, size_t limit);
 /* "string", "integer", ... for messages. */
 const char *json_type_name(const json_t *j);
 

@@ -135,6 +135,17 @@ static json_t *text_json(const char *s, size_t n)
 	return j;
 }
 
+/* Whether a parsed line nests too deep to be carried as an object (WORKER_MAX_EVENT_DEPTH).
+ * Its brackets are counted first: no line with fewer can be, so most lines cost one pass. */
+static bool too_deep(const char *s, size_t n, const json_t *ev)
+{
+	size_t open = 0;
+
+	for (size_t i = 0; i < n; i++)
+		open += s[i] == '{' || s[i] == '[';
+	return open >= WORKER_MAX_EVENT_DEPTH && json_depth(ev, WORKER_MAX_EVENT_DEPTH) > WORKER_MAX_EVENT_DEPTH;
+}
+
 /* One stdout line: its JSON object when the agent speaks JSON lines and the line is one,
  * else its text (never both: the orchestrator keeps one, and the other would cost twice). */
 static int emit_line(struct worker *w, const char *s, size_t n, bool truncated)
@@ -145,6 +156,10 @@ static int emit_line(struct worker *w, const char *s, size_t n, bool truncated)
 		ev = events_feed(&w->rules, &w->turn.ev, s, n);
 	else
 		w->turn.ev.lines++;
+	if (ev && too_deep(s, n, ev)) {
+		json_decref(ev);
+		ev = NULL;
+	}
 	if (w->turn.ev.ended && !w->turn.end_seen_at)
 		w->turn.end_seen_at = now_mono_ms();
 	if (ev) {

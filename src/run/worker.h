@@ -12,6 +12,12 @@
 #include "frame.h"
 
 #define WORKER_MAX_LINE_BYTES (1024 * 1024)
+/* The deepest line (arrays and objects) carried as an object; a deeper one is kept as text.
+ * Its frame, and its record in events.jsonl, nest it one level more: jansson's parser (the
+ * orchestrator's) refuses JSON_PARSER_MAX_DEPTH levels, and Python's json, which recurses per
+ * level, stops near 1000, so a harness reading events.jsonl could not take the record. */
+#define WORKER_MAX_EVENT_DEPTH 256
+_Static_assert(WORKER_MAX_EVENT_DEPTH + 2 <= JSON_PARSER_MAX_DEPTH, "a frame must stay parseable");
 /* Queued event frames are sent once they pass this (else once per read of the agent). */
 #define WORKER_SEND_BYTES (256 * 1024)
 #define WORKER_DRAIN_MS 200       /* output still read after a turn's process exits */

@@ -115,6 +115,21 @@ result() { python3 -c "import json,sys; r=json.load(open('$T/run/result.json'));
 	result "r['reason']" | grep -q 'no recognisable event'
 }
 
+@test "agents: a line nested too deep for JSON readers is kept as text, and cannot fail the run" {
+	task fake-claude "deep" '[]'
+	run "$PROCTOR" run "$T/task.json" --agents "$T/agents" --out "$T/run" --quiet
+	[ "$status" -eq 0 ]
+	[ "$(result "r['status']")" = completed ]
+	python3 - "$T/run/logs/events.jsonl" <<'PY'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]  # Python's json, which recurses per level
+deep = [r for r in recs if "deep" in r.get("event", {}) or '"deep"' in r.get("text", "")]
+assert len(deep) == 2, deep
+assert "event" in deep[0] and "text" not in deep[0]  # 256 deep: an object
+assert "text" in deep[1] and "event" not in deep[1]  # 2,047 deep: text
+PY
+}
+
 @test "agents: a turn past limits.turn_timeout_s is discarded and the session goes on" {
 	task fake-claude "first" '["hang", "after the timeout"]' '{"timeout_s":60,"turn_timeout_s":2}'
 	run "$PROCTOR" run "$T/task.json" --agents "$T/agents" --out "$T/run" --quiet

@@ -14,6 +14,7 @@
 
 #include "../../src/lib/buf.h"
 #include "../../src/run/frame.h"
+#include "../../src/lib/json.h"
 #include "../../src/run/worker.h"
 
 static const unsigned char nonce[FRAME_NONCE_LEN] = { 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6 };
@@ -351,6 +352,38 @@ static void test_worker__turn_streams_output_and_exit_status(void **state)
 	stop_clean(&p);
 }
 
+/* A JSON line nested as deep as the orchestrator can take inside a frame is carried as an
+ * object; one level deeper, as text (else its frame could not be parsed, and the agent could
+ * end its own run as isolation_failed). Either way the turn goes on. */
+static void test_worker__deepest_event_then_text(void **state)
+{
+	static const char rules[] = "{\"framing\": \"json_lines\", \"end\": {\"type\": \"result\"}}";
+	struct peer p;
+	json_t *events = json_array(), *a, *deep, *deeper;
+	char script[512];
+
+	(void)state;
+	peer_start(&p);
+	start_session(&p, rules);
+	snprintf(script, sizeof(script),
+		 "for k in %d %d; do printf '{\"type\":\"x\",\"a\":'; head -c $k /dev/zero | tr '\\0' '[';"
+		 " printf 1; head -c $k /dev/zero | tr '\\0' ']'; echo '}'; done; echo '{\"type\":\"result\"}'",
+		 WORKER_MAX_EVENT_DEPTH - 1, WORKER_MAX_EVENT_DEPTH);
+	a = run_turn(&p, 1, script, NULL, 10000, events);
+	assert_true(json_is_true(json_object_get(a, "ok")));
+	assert_string_equal(json_string_value(json_object_get(json_object_get(a, "result"), "status")), "completed");
+	assert_int_equal(json_array_size(events), 3);
+	deep = json_array_get(events, 0);
+	deeper = json_array_get(events, 1);
+	assert_int_equal(json_depth(json_object_get(deep, "event"), 4096), WORKER_MAX_EVENT_DEPTH);
+	assert_null(json_object_get(deep, "text"));
+	assert_null(json_object_get(deeper, "event"));
+	assert_int_equal(json_string_length(json_object_get(deeper, "text")), 17 + 2 * WORKER_MAX_EVENT_DEPTH + 1);
+	json_decref(a);
+	json_decref(events);
+	stop_clean(&p);
+}
+
 /* The longest line whose every byte escapes to six ("\u0001", and "\ufffd" for each invalid
  * byte) still fits one frame: the turn goes on, nothing is lost. */
 static void test_worker__longest_line_of_escapes_fits_a_frame(void **state)
@@ -521,6 +554,7 @@ int main(void)
 		cmocka_unit_test(test_worker__hello_refuses_a_wrong_identity),
 		cmocka_unit_test(test_worker__session_rules),
 		cmocka_unit_test(test_worker__turn_streams_output_and_exit_status),
+		cmocka_unit_test(test_worker__deepest_event_then_text),
 		cmocka_unit_test(test_worker__longest_line_of_escapes_fits_a_frame),
 		cmocka_unit_test(test_worker__long_line_is_cut_once),
 		cmocka_unit_test(test_worker__json_lines_turn_end),

@@ -6,7 +6,8 @@
 # for fast tests of proctor run's turn handling without the real CLIs. The prompt (last
 # argument, or stdin) steers it: "call uip ARGS" runs the mocked CLI through a shell the way a
 # Bash tool would; "crash" exits without the end-of-turn event; "garbage" prints no JSON;
-# "hang" never ends the turn; "fail" ends the turn failed.
+# "hang" never ends the turn; "fail" ends the turn failed; "deep" prints events nested 256 and
+# 2,047 arrays and objects deep (as deep as a record may be, and as deep as jansson parses).
 import json, os, subprocess, sys, time, uuid
 
 def out(o):
@@ -34,6 +35,10 @@ def main():
         out({"type": "thread.started", "thread_id": sid})
         out({"type": "turn.started"})
     text = "resumed " + resume if resume else "first turn"
+    if prompt.startswith("deep"):
+        for k in (255, 2046):  # json.dumps recurses per level: written by hand
+            sys.stdout.write('{"type":"assistant","deep":' + "[" * k + "1" + "]" * k + "}\n")
+        sys.stdout.flush()
     if prompt.startswith("call "):
         cmd = prompt[5:]
         r = subprocess.run(["/bin/sh", "-c", cmd], capture_output=True, text=True)
