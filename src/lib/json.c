@@ -81,12 +81,12 @@ int json_dump_buf(const json_t *j, size_t flags, struct buf *out)
 int json_dump_str(const json_t *j, size_t flags, char **ret)
 {
 	struct buf b;
-	int r;
+	int r = -ENOMEM;
 
 	buf_init(&b, 0);
 	if (!j || (r = dump_exact(j, flags, &b)) < 0 || (r = buf_reserve(&b, 0)) < 0) {
 		buf_free(&b);
-		return j ? r : -ENOMEM;
+		return r;
 	}
 	*ret = b.data; /* NUL-terminated, owned by the caller */
 	return 0;
