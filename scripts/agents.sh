@@ -32,20 +32,13 @@ Exit status: 0 ok, 1 not installed (--check) or install failed, 2 usage error.
 USAGE
 }
 
-die() { echo "agents: $*" >&2; exit 1; }
-
-check=0
-for a in "$@"; do
-	case "$a" in
-	--check) check=1 ;;
-	--help|-h) usage; exit 0 ;;
-	*) echo "agents: unknown argument: $a" >&2; usage >&2; exit 2 ;;
-	esac
-done
-
-DIR=${PROCTOR_AGENTS_DIR:-/opt/proctor-agents}
-case "$DIR" in /*) ;; *) die "PROCTOR_AGENTS_DIR must be absolute: $DIR" ;; esac
+# shellcheck disable=SC2034 # read by npm-pinned.sh
+NAME=agents
 HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/npm-pinned.sh
+. "$HERE/npm-pinned.sh"
+pinned_args "$@"
+pinned_dir "${PROCTOR_AGENTS_DIR:-/opt/proctor-agents}" PROCTOR_AGENTS_DIR
 
 # pkg_version DIR NAME: the version in an installed package.json ("" when absent).
 pkg_version() {
@@ -91,29 +84,10 @@ if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
 	apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends nodejs npm >&2
 fi
 
-# Install beside the cache and swap it in, so a failed install never leaves a half tree at $DIR.
 # --ignore-scripts: Claude Code's postinstall only copies the native binary we use directly.
-umask 022
-parent=$(dirname "$DIR")
-mkdir -p "$parent"
-tmp=$(mktemp -d "$DIR.new.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-cp "$HERE/agents/package.json" "$HERE/agents/package-lock.json" "$tmp/"
-echo "agents: installing claude-code $CLAUDE_VERSION and codex $CODEX_VERSION into $DIR" >&2
-(cd "$tmp" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error \
-	--cache "$tmp/.npm-cache" >&2) || die "npm ci failed in $tmp"
-rm -rf "$tmp/.npm-cache"
-installed "$tmp" || die "installed tree in $tmp lacks the pinned versions or native binaries"
-"$tmp/$CLAUDE_REL" --version | grep -q "^$CLAUDE_VERSION " || die "$CLAUDE_REL does not run"
-"$tmp/$CODEX_REL" --version | grep -q " $CODEX_VERSION\$" || die "$CODEX_REL does not run"
-# The agent runs as another uid (2000): everything readable, directories and binaries executable.
-chmod -R u+rwX,go+rX,go-w "$tmp"
-chmod 755 "$tmp"
-if [ -e "$DIR" ]; then
-	rm -rf "$DIR.old"
-	mv "$DIR" "$DIR.old"
-fi
-mv "$tmp" "$DIR"
-trap - EXIT
-rm -rf "$DIR.old"
+verify() {
+	"$1/$CLAUDE_REL" --version | grep -q "^$CLAUDE_VERSION " || die "$CLAUDE_REL does not run"
+	"$1/$CODEX_REL" --version | grep -q " $CODEX_VERSION\$" || die "$CODEX_REL does not run"
+}
+pinned_install "$HERE/agents" "installing claude-code $CLAUDE_VERSION and codex $CODEX_VERSION into $DIR"
 print_paths

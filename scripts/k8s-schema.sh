@@ -29,20 +29,13 @@ Exit status: 0 ok, 1 not installed (--check) or install failed, 2 usage error.
 USAGE
 }
 
-die() { echo "k8s-schema: $*" >&2; exit 1; }
-
-check=0
-for a in "$@"; do
-	case "$a" in
-	--check) check=1 ;;
-	--help|-h) usage; exit 0 ;;
-	*) echo "k8s-schema: unknown argument: $a" >&2; usage >&2; exit 2 ;;
-	esac
-done
-
-DIR=${PROCTOR_K8S_SCHEMA_DIR:-/var/cache/proctor/k8s-schema}
-case "$DIR" in /*) ;; *) die "PROCTOR_K8S_SCHEMA_DIR must be absolute: $DIR" ;; esac
+# shellcheck disable=SC2034 # read by npm-pinned.sh
+NAME=k8s-schema
 HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/npm-pinned.sh
+. "$HERE/npm-pinned.sh"
+pinned_args "$@"
+pinned_dir "${PROCTOR_K8S_SCHEMA_DIR:-/var/cache/proctor/k8s-schema}" PROCTOR_K8S_SCHEMA_DIR
 
 # installed DIR: the pinned lock file was installed there and the package is the pinned version.
 installed() {
@@ -60,26 +53,10 @@ if [ "$check" -eq 1 ]; then
 	echo "k8s-schema: kubernetes-models $VERSION is not installed in $DIR (run scripts/k8s-schema.sh)" >&2
 	exit 1
 fi
-command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1 ||
+if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
 	die "node and npm are missing (apt-get install nodejs npm, or scripts/agents.sh as root)"
-
-# Install beside the cache and swap it in, so a failed install never leaves a half tree at $DIR.
-umask 022
-mkdir -p "$(dirname "$DIR")"
-tmp=$(mktemp -d "$DIR.new.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-cp "$HERE/k8s-schema/package.json" "$HERE/k8s-schema/package-lock.json" "$tmp/"
-echo "k8s-schema: installing kubernetes-models $VERSION into $DIR" >&2
-(cd "$tmp" && npm ci --ignore-scripts --omit=optional --no-audit --no-fund --loglevel=error \
-	--cache "$tmp/.npm-cache" >&2) || die "npm ci failed in $tmp (no registry?)"
-rm -rf "$tmp/.npm-cache"
-installed "$tmp" || die "the tree installed in $tmp lacks kubernetes-models $VERSION"
-chmod 755 "$tmp"
-if [ -e "$DIR" ]; then
-	rm -rf "$DIR.old"
-	mv "$DIR" "$DIR.old"
 fi
-mv "$tmp" "$DIR"
-trap - EXIT
-rm -rf "$DIR.old"
+
+verify() { :; }
+pinned_install "$HERE/k8s-schema" "installing kubernetes-models $VERSION into $DIR" --omit=optional
 echo "PROCTOR_K8S_SCHEMA_DIR=$DIR"
