@@ -424,97 +424,166 @@ static void prog_rsync(struct sh *st, struct tok **w, size_t n)
 	}
 }
 
-static void prog_sed(struct sh *st, struct tok **w, size_t n)
+/* sed's script: "w FILE" commands and the s///w flag are writes, 'e' and s///e run commands. */
+static void sed_script(struct sh *st, const struct tok *t, const char *text)
 {
-	static const struct optspec o = { "efl", "", "--expression --file --line-length", NULL };
-	struct args a;
-	bool inplace = false, script_opt = false;
 	char script[8192];
 
-	for (size_t i = 1; i < n; i++) {
+	if (t && !sh_word(st, t, script, sizeof(script))) {
+		sh_deny(st, "sed: the script is computed at run time; write it literally");
+		return;
+	}
+	if (!t && snprintf(script, sizeof(script), "%s", text) >= (int)sizeof(script)) {
+		sh_deny(st, "sed: the script is too long to check");
+		return;
+	}
+	for (char *line = strtok(script, ";\n"); line && !st->v->deny; line = strtok(NULL, ";\n")) {
+		char *p = line, *f;
+
+		while (*p == ' ' || *p == '\t' || (*p >= '0' && *p <= '9') || *p == '$' || *p == ',' || *p == '!')
+			p++;
+		if (*p == '/') { /* an address /re/ */
+			for (p++; *p && *p != '/'; p++)
+				if (*p == '\\' && p[1])
+					p++;
+			if (*p)
+				p++;
+			while (*p == ' ' || *p == '!' || *p == ',')
+				p++;
+		}
+		if (*p == 'w' || *p == 'W') {
+			for (f = p + 1; *f == ' '; f++)
+				;
+			if (*f)
+				sh_target_str(st, "sed w", f, SHELL_WRITE);
+		} else if (*p == 'e' && (p[1] == '\0' || p[1] == ' ')) {
+			sh_deny(st, "sed e: runs a command the guard does not analyse");
+		} else if (*p == 's' && p[1]) {
+			char d = p[1];
+			int parts = 0;
+
+			for (f = p + 2; *f && parts < 2; f++) {
+				if (*f == '\\' && f[1])
+					f++;
+				else if (*f == d)
+					parts++;
+			}
+			for (; *f && *f != 'w' && *f != ' ' && *f != '}'; f++)
+				if (*f == 'e')
+					sh_deny(st, "sed s///e: runs a command the guard does not analyse");
+			if (*f == 'w') {
+				for (f++; *f == ' '; f++)
+					;
+				if (*f)
+					sh_target_str(st, "sed s///w", f, SHELL_WRITE);
+			}
+		}
+	}
+}
+
+/* GNU sed's long options, and the short one each stands for ('-': none). getopt_long takes any
+ * unambiguous prefix ("--i" is --in-place), and a value after '=' or in the next word. */
+static const struct {
+	const char *name;
+	char c;
+} sed_longs[] = { { "binary", 'b' },     { "debug", '-' },           { "expression", 'e' },
+		  { "file", 'f' },       { "follow-symlinks", '-' }, { "help", '-' },
+		  { "in-place", 'i' },   { "line-length", 'l' },     { "null-data", 'z' },
+		  { "posix", '-' },      { "quiet", 'n' },           { "regexp-extended", 'r' },
+		  { "sandbox", '-' },    { "separate", 's' },        { "silent", 'n' },
+		  { "unbuffered", 'u' }, { "version", '-' },         { "zero-terminated", 'z' } };
+
+/* The short option a long one (`--NAME` or `--NAME=...`, NAME possibly abbreviated) stands for;
+ * 0 when it is unknown or ambiguous. */
+static char sed_long(const char *s)
+{
+	size_t len = strcspn(s + 2, "=");
+	char found = 0;
+	size_t hits = 0;
+
+	for (size_t k = 0; k < sizeof(sed_longs) / sizeof(sed_longs[0]); k++) {
+		if (len && !strncmp(sed_longs[k].name, s + 2, len)) {
+			if (strlen(sed_longs[k].name) == len)
+				return sed_longs[k].c; /* exact */
+			hits += !found || found != sed_longs[k].c;
+			found = sed_longs[k].c;
+		}
+	}
+	return hits == 1 ? found : 0;
+}
+
+/* sed, its options read as GNU sed reads them (options anywhere, clusters such as -ne, values
+ * attached or in the next word, -i's suffix attached only, long options abbreviated): -i makes
+ * every file operand a write; every script (-e, --expression, else the first operand) is read
+ * for its own writes; a script from a file (-f) is refused, since the guard cannot see it. */
+static void prog_sed(struct sh *st, struct tok **w, size_t n)
+{
+	static const char from_file[] = "sed -f: the script is in a file the guard does not read; give it with -e";
+	struct tok *ops[MAX_OPERANDS];
+	size_t nops = 0;
+	bool inplace = false, script_opt = false, opts = true;
+
+	for (size_t i = 1; i < n && !st->v->deny; i++) {
 		const char *s = lit(w[i]);
 
-		if (!strcmp(s, "--"))
-			break;
-		if (s[0] == '-' && s[1] != '-') { /* -i, -Ei, -i.bak, -ni: 'i' before any value option */
+		if (!opts || s[0] != '-' || !s[1]) { /* an operand (a computed word too) */
+			if (nops == MAX_OPERANDS) {
+				sh_deny(st, "sed: too many operands to check");
+				return;
+			}
+			ops[nops++] = w[i];
+		} else if (!strcmp(s, "--")) {
+			opts = false;
+		} else if (s[1] == '-') {
+			const char *eq = strchr(s, '=');
+			char c = sed_long(s);
+
+			if (!c) {
+				sh_deny(st, "sed: an option the guard does not know, or an ambiguous one");
+				return;
+			}
+			if (c == 'f') {
+				sh_deny(st, from_file);
+				return;
+			}
+			inplace |= c == 'i';
+			script_opt |= c == 'e';
+			if (c == 'e' && eq)
+				sed_script(st, NULL, eq + 1);
+			else if ((c == 'e' || c == 'l') && !eq && ++i < n && c == 'e')
+				sed_script(st, w[i], NULL);
+		} else {
 			for (const char *c = s + 1; *c; c++) {
-				if (*c == 'i') {
+				if (*c == 'i') { /* the rest of the word is the backup suffix */
 					inplace = true;
 					break;
 				}
-				if (*c == 'e' || *c == 'f' || *c == 'l') {
-					script_opt = true;
+				if (*c == 'f') {
+					sh_deny(st, from_file);
+					return;
+				}
+				if (*c == 'e' || *c == 'l') { /* its value: the rest of the word, or the next one */
+					script_opt |= *c == 'e';
+					if (*c == 'e' && c[1])
+						sed_script(st, NULL, c + 1);
+					else if (!c[1] && ++i < n && *c == 'e')
+						sed_script(st, w[i], NULL);
 					break;
 				}
-			}
-		}
-		if (!strncmp(s, "--in-place", 10))
-			inplace = true;
-		if (!strncmp(s, "--expression", 12) || !strncmp(s, "--file", 6))
-			script_opt = true;
-	}
-	parse_args(st, w, n, &o, "sed", &a, false);
-	if (st->v->deny)
-		return;
-	/* The script's own writes: "w FILE" commands and the s///w flag, and 'e' (execute). */
-	for (size_t i = 1; i < n && !st->v->deny; i++) {
-		bool is_script = (!script_opt && a.nops && w[i] == a.ops[0]) ||
-				 (i > 1 && (!strcmp(lit(w[i - 1]), "-e") || !strcmp(lit(w[i - 1]), "--expression")));
-
-		if (!is_script)
-			continue;
-		if (!sh_word(st, w[i], script, sizeof(script))) {
-			sh_deny(st, "sed: the script is computed at run time; write it literally");
-			return;
-		}
-		for (char *line = strtok(script, ";\n"); line && !st->v->deny; line = strtok(NULL, ";\n")) {
-			char *p = line, *f;
-
-			while (*p == ' ' || *p == '\t' || (*p >= '0' && *p <= '9') || *p == '$' || *p == ',' ||
-			       *p == '!')
-				p++;
-			if (*p == '/') { /* an address /re/ */
-				for (p++; *p && *p != '/'; p++)
-					if (*p == '\\' && p[1])
-						p++;
-				if (*p)
-					p++;
-				while (*p == ' ' || *p == '!' || *p == ',')
-					p++;
-			}
-			if (*p == 'w' || *p == 'W') {
-				for (f = p + 1; *f == ' '; f++)
-					;
-				if (*f)
-					sh_target_str(st, "sed w", f, SHELL_WRITE);
-			} else if (*p == 'e' && (p[1] == '\0' || p[1] == ' ')) {
-				sh_deny(st, "sed e: runs a command the guard does not analyse");
-			} else if (*p == 's' && p[1]) {
-				char d = p[1];
-				int parts = 0;
-
-				for (f = p + 2; *f && parts < 2; f++) {
-					if (*f == '\\' && f[1])
-						f++;
-					else if (*f == d)
-						parts++;
-				}
-				for (; *f && *f != 'w' && *f != ' ' && *f != '}'; f++)
-					if (*f == 'e')
-						sh_deny(st, "sed s///e: runs a command the guard does not analyse");
-				if (*f == 'w') {
-					for (f++; *f == ' '; f++)
-						;
-					if (*f)
-						sh_target_str(st, "sed s///w", f, SHELL_WRITE);
+				if (!strchr("bsnrzuE", *c)) {
+					sh_deny(st, "sed: an option the guard does not know");
+					return;
 				}
 			}
 		}
 	}
-	if (!inplace)
-		return;
-	for (size_t i = script_opt ? 0 : 1; i < a.nops; i++)
-		sh_target(st, "sed -i", a.ops[i], SHELL_WRITE);
+	/* GNU sed reads every option first: the first operand is the script unless -e gave one */
+	for (size_t k = 0; k < nops && !st->v->deny; k++) {
+		if (k == 0 && !script_opt)
+			sed_script(st, ops[0], NULL);
+		else if (inplace)
+			sh_target(st, "sed -i", ops[k], SHELL_WRITE);
+	}
 }
 
 /* tar: -f ARCHIVE is written when creating; files land in -C DIR (or the cwd) when extracting. */
