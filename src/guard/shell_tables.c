@@ -40,6 +40,28 @@ static bool in_words(const char *s, const char *list)
 	return false;
 }
 
+/* Whether the long option `name` ("--NAME", without "=VALUE") abbreviates a "--" word of
+ * `list` (its "=" dropped): getopt_long, and the parsers that imitate it, take any unambiguous
+ * prefix, so "--outp" is --output. An ambiguous one the program refuses, so counting it as the
+ * option only ever denies more. */
+static bool abbrev_in(const char *name, const char *list)
+{
+	size_t n = strlen(name);
+
+	if (n < 3 || name[0] != '-' || name[1] != '-')
+		return false;
+	for (const char *p = list; p && *p;) {
+		size_t l = strcspn(p, " ");
+		size_t wl = l && p[l - 1] == '=' ? l - 1 : l;
+
+		if (wl > n && p[0] == '-' && p[1] == '-' && !strncmp(p, name, n))
+			return true;
+		p += l;
+		p += *p == ' ';
+	}
+	return false;
+}
+
 /* ---- option parsing ------------------------------------------------------------------------ */
 
 struct optspec {
@@ -104,8 +126,8 @@ static void parse_args(struct sh *st, struct tok **w, size_t n, const struct opt
 			char name[128];
 
 			snprintf(name, sizeof(name), "%.*s", (int)(nl < 127 ? nl : 127), s);
-			takes = in_words(name, o->longarg);
-			tgt = in_words(name, o->longtarget);
+			takes = in_words(name, o->longarg) || abbrev_in(name, o->longarg);
+			tgt = in_words(name, o->longtarget) || abbrev_in(name, o->longtarget);
 			if (eq && tgt)
 				opt_target(st, what, w[i], eq + 1);
 			else if (!eq && takes && i + 1 < n) {
@@ -161,6 +183,26 @@ static bool has_word(struct tok **w, size_t n, const char *words)
 			x += l;
 			x += *x == ' ';
 		}
+	}
+	return false;
+}
+
+/* has_word, where an abbreviated long option counts too ("--exec" for --execute, "--conf=F"
+ * for --config=F). For the options that make the guard deny or check more, never for one that
+ * makes it check less (an abbreviation the program resolves elsewhere would then slip by). */
+static bool has_opt(struct tok **w, size_t n, const char *words)
+{
+	if (has_word(w, n, words))
+		return true;
+	for (size_t i = 1; i < n; i++) {
+		const char *s = lit(w[i]);
+		char name[128];
+
+		if (!strcmp(s, "--"))
+			break;
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(s, "="), s);
+		if (abbrev_in(name, words))
+			return true;
 	}
 	return false;
 }
@@ -294,7 +336,7 @@ static void run_writer(struct sh *st, const struct writer *wr, struct tok **w, s
 			  strchr(wr->o.shorttarget, 't'));
 	if (!strcmp(name, "scp") && a.nops >= 2)
 		remote_check(st, name, a.ops[a.nops - 1]);
-	if (!strcmp(name, "cp") && (a.flag['s'] || a.flag['l'] || has_word(w, n, "--symbolic-link --link")))
+	if (!strcmp(name, "cp") && (a.flag['s'] || a.flag['l'] || has_opt(w, n, "--symbolic-link --link")))
 		for (size_t i = 0; i + 1 < a.nops; i++) /* links to the sources: a later write lands on them */
 			sh_target(st, "cp -s/-l (links to the source)", a.ops[i], SHELL_WRITE);
 	if (st->v->deny)
@@ -310,7 +352,7 @@ static void run_writer(struct sh *st, const struct writer *wr, struct tok **w, s
 			sh_target(st, name, a.ops[a.nops - 1], op);
 		break;
 	case OPS_FROM2_RM:
-		for (size_t i = has_word(w, n, "--reference=") ? 0 : 1; i < a.nops; i++)
+		for (size_t i = has_opt(w, n, "--reference=") ? 0 : 1; i < a.nops; i++)
 			sh_target(st, name, a.ops[i], op);
 		break;
 	case OPS_FIRST:
@@ -336,7 +378,7 @@ static void prog_install(struct sh *st, struct tok **w, size_t n)
 	struct args a;
 
 	parse_args(st, w, n, &o, "install", &a, false);
-	if (a.flag['d'] || has_word(w, n, "--directory"))
+	if (a.flag['d'] || has_opt(w, n, "--directory"))
 		for (size_t i = 0; i < a.nops; i++)
 			sh_target(st, "install -d", a.ops[i], SHELL_WRITE);
 	else if (a.nops >= 1 && !a.flag['t'])
@@ -403,7 +445,7 @@ static void prog_rsync(struct sh *st, struct tok **w, size_t n)
 	};
 	struct args a;
 
-	if (has_word(w, n, "-e --rsh --rsh= --rsync-path --rsync-path=")) {
+	if (has_opt(w, n, "-e --rsh --rsh= --rsync-path --rsync-path=")) {
 		sh_deny(st, "rsync -e/--rsync-path: runs a command the guard does not analyse");
 		return;
 	}
@@ -417,7 +459,7 @@ static void prog_rsync(struct sh *st, struct tok **w, size_t n)
 		remote_check(st, "rsync", a.ops[a.nops - 1]);
 		/* --remove-source-files (--remove-sent-files, its old name) deletes what was sent: each
 		 * source is removed; --del is --delete-during */
-		for (size_t i = 0; has_word(w, n, "--remove-source-files --remove-sent-files") && i + 1 < a.nops; i++)
+		for (size_t i = 0; has_opt(w, n, "--remove-source-files --remove-sent-files") && i + 1 < a.nops; i++)
 			sh_target(st, "rsync --remove-source-files", a.ops[i], SHELL_REMOVE);
 		/* --delete removes what the source lacks, the guard's files included */
 		sh_target(st, del ? "rsync --delete" : "rsync", a.ops[a.nops - 1], del ? SHELL_REMOVE : SHELL_WRITE);
@@ -599,8 +641,7 @@ static void prog_tar(struct sh *st, struct tok **w, size_t n)
 	const struct tok *file = NULL, *dir = NULL;
 	struct tok here = { .kind = T_WORD, .s = (char *)"." };
 
-	if (has_word(
-		    w, n,
+	if (has_opt(w, n,
 		    "--to-command --to-command= --checkpoint-action= --info-script --info-script= --new-volume-script --new-volume-script= --rsh-command= --use-compress-program --use-compress-program= -I -F")) {
 		sh_deny(st, "tar: an option that runs a command the guard does not analyse");
 		return;
@@ -809,12 +850,12 @@ static void prog_curl(struct sh *st, struct tok **w, size_t n)
 	struct args a;
 	struct tok here = { .kind = T_WORD, .s = (char *)"." };
 
-	if (has_word(w, n, "-K --config --config=")) {
+	if (has_opt(w, n, "-K --config --config=")) {
 		sh_deny(st, "curl -K/--config: a config file can name outputs; not analysed");
 		return;
 	}
 	parse_args(st, w, n, &o, "curl", &a, false);
-	if (!st->v->deny && (a.flag['O'] || a.flag['J'] || has_word(w, n, "--remote-name --remote-name-all")) &&
+	if (!st->v->deny && (a.flag['O'] || a.flag['J'] || has_opt(w, n, "--remote-name --remote-name-all")) &&
 	    !has_word(w, n, "--output-dir --output-dir="))
 		sh_target(st, "curl -O (into the current directory)", &here, SHELL_WRITE);
 }
@@ -829,7 +870,7 @@ static void prog_wget(struct sh *st, struct tok **w, size_t n)
 	struct args a;
 	struct tok here = { .kind = T_WORD, .s = (char *)"." };
 
-	if (has_word(w, n, "-e --execute --execute= --config --config=")) {
+	if (has_opt(w, n, "-e --execute --execute= --config --config=")) {
 		sh_deny(st, "wget -e/--config: wgetrc commands can name outputs; not analysed");
 		return;
 	}
@@ -861,7 +902,7 @@ static void prog_make(struct sh *st, struct tok **w, size_t n)
 			sh_deny(st, "make -f -: a makefile read from input is not analysed");
 			return;
 		}
-	if (has_word(w, n, "--eval --eval= -E")) {
+	if (has_opt(w, n, "--eval --eval= -E")) {
 		sh_deny(st, "make --eval: runs make code the guard does not analyse");
 		return;
 	}
@@ -2034,15 +2075,20 @@ static void run_git(struct sh *st, struct tok **w, size_t n)
 		sh_target(st, "git bundle create", w[k + 2], SHELL_WRITE);
 		return;
 	}
-	for (size_t j = k + 1; j < n; j++) { /* format-patch -o, diff/log --output */
-		const char *s = lit(w[j]);
+	for (size_t j = k + 1; j < n; j++) { /* format-patch -o, diff/log --output (git takes abbreviations) */
+		const char *s = lit(w[j]), *eq = strchr(s, '=');
+		char name[128];
+		bool out;
 
-		if ((!strcmp(s, "-o") || !strcmp(s, "--output-directory") || !strcmp(s, "--output")) && j + 1 < n &&
-		    (!strcmp(verb, "format-patch") || !strcmp(s, "--output")))
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(s, "="), s);
+		out = in_words(name, "--output --output-directory") || abbrev_in(name, "--output --output-directory");
+		if (!strcmp(s, "--"))
+			break;
+		if (((!strcmp(s, "-o") && !strcmp(verb, "format-patch")) || (out && !eq)) && j + 1 < n)
 			sh_target(st, "git output", w[++j], SHELL_WRITE);
-		else if (!strncmp(s, "--output=", 9) || !strncmp(s, "--output-directory=", 19))
+		else if (out && eq)
 			opt_target(st, "git output", w[j], strchr(w[j]->s, '=') + 1);
-		else if ((!strcmp(s, "--prefix") || !strncmp(s, "--prefix=", 9)) &&
+		else if ((!strcmp(name, "--prefix") || abbrev_in(name, "--prefix")) &&
 			 (!strcmp(verb, "checkout-index") || !strcmp(verb, "read-tree")))
 			sh_deny(st, "git %s --prefix: writes outside the work tree; not allowed", verb);
 	}
@@ -2635,8 +2681,8 @@ static void run_misc(struct sh *st, struct tok **w, size_t n, const char *name)
 		if (why)
 			sh_deny(st, "%s", why);
 	} else if (in_words(name, "gdb lldb")) {
-		if (has_word(w, n,
-			     "-ex --ex -x --command -batch --batch --eval-command --eval-command= -iex -o -s --source"))
+		if (has_opt(w, n,
+			    "-ex --ex -x --command -batch --batch --eval-command --eval-command= -iex -o -s --source"))
 			sh_deny(st, "%s: debugger commands are not analysed", name);
 	} else if (in_words(name, "chroot crontab at batch systemd-run")) {
 		sh_deny(st, "%s: runs commands the guard does not follow; not allowed", name);
