@@ -126,8 +126,12 @@ static void parse_args(struct sh *st, struct tok **w, size_t n, const struct opt
 			char name[128];
 
 			snprintf(name, sizeof(name), "%.*s", (int)(nl < 127 ? nl : 127), s);
-			takes = in_words(name, o->longarg) || abbrev_in(name, o->longarg);
+			/* An abbreviation counts only for a target option: it is then checked as a write
+			 * whatever it was (the program may have an exact option it stands for instead, curl's
+			 * --head beside --header), while taking the next word as another option's value
+			 * would skip it unchecked. */
 			tgt = in_words(name, o->longtarget) || abbrev_in(name, o->longtarget);
+			takes = in_words(name, o->longarg) || tgt;
 			if (eq && tgt)
 				opt_target(st, what, w[i], eq + 1);
 			else if (!eq && takes && i + 1 < n) {
@@ -188,9 +192,11 @@ static bool has_word(struct tok **w, size_t n, const char *words)
 }
 
 /* has_word, where an abbreviated long option counts too ("--exec" for --execute, "--conf=F"
- * for --config=F). For the options that make the guard deny or check more, never for one that
- * makes it check less (an abbreviation the program resolves elsewhere would then slip by). */
-static bool has_opt(struct tok **w, size_t n, const char *words)
+ * for --config=F), unless it is one of `exact`: the program's own options that a listed one
+ * begins with (tar's --checkpoint beside --checkpoint-action). For the options that make the
+ * guard deny or check more, never for one that makes it check less (an abbreviation the
+ * program resolves elsewhere would then slip by). */
+static bool has_opt(struct tok **w, size_t n, const char *words, const char *exact)
 {
 	if (has_word(w, n, words))
 		return true;
@@ -201,7 +207,7 @@ static bool has_opt(struct tok **w, size_t n, const char *words)
 		if (!strcmp(s, "--"))
 			break;
 		snprintf(name, sizeof(name), "%.*s", (int)strcspn(s, "="), s);
-		if (abbrev_in(name, words))
+		if (!in_words(name, exact ? exact : "") && abbrev_in(name, words))
 			return true;
 	}
 	return false;
@@ -336,7 +342,7 @@ static void run_writer(struct sh *st, const struct writer *wr, struct tok **w, s
 			  strchr(wr->o.shorttarget, 't'));
 	if (!strcmp(name, "scp") && a.nops >= 2)
 		remote_check(st, name, a.ops[a.nops - 1]);
-	if (!strcmp(name, "cp") && (a.flag['s'] || a.flag['l'] || has_opt(w, n, "--symbolic-link --link")))
+	if (!strcmp(name, "cp") && (a.flag['s'] || a.flag['l'] || has_opt(w, n, "--symbolic-link --link", NULL)))
 		for (size_t i = 0; i + 1 < a.nops; i++) /* links to the sources: a later write lands on them */
 			sh_target(st, "cp -s/-l (links to the source)", a.ops[i], SHELL_WRITE);
 	if (st->v->deny)
@@ -352,7 +358,7 @@ static void run_writer(struct sh *st, const struct writer *wr, struct tok **w, s
 			sh_target(st, name, a.ops[a.nops - 1], op);
 		break;
 	case OPS_FROM2_RM:
-		for (size_t i = has_opt(w, n, "--reference=") ? 0 : 1; i < a.nops; i++)
+		for (size_t i = has_opt(w, n, "--reference=", NULL) ? 0 : 1; i < a.nops; i++)
 			sh_target(st, name, a.ops[i], op);
 		break;
 	case OPS_FIRST:
@@ -378,7 +384,7 @@ static void prog_install(struct sh *st, struct tok **w, size_t n)
 	struct args a;
 
 	parse_args(st, w, n, &o, "install", &a, false);
-	if (a.flag['d'] || has_opt(w, n, "--directory"))
+	if (a.flag['d'] || has_opt(w, n, "--directory", NULL))
 		for (size_t i = 0; i < a.nops; i++)
 			sh_target(st, "install -d", a.ops[i], SHELL_WRITE);
 	else if (a.nops >= 1 && !a.flag['t'])
@@ -445,7 +451,7 @@ static void prog_rsync(struct sh *st, struct tok **w, size_t n)
 	};
 	struct args a;
 
-	if (has_opt(w, n, "-e --rsh --rsh= --rsync-path --rsync-path=")) {
+	if (has_opt(w, n, "-e --rsh --rsh= --rsync-path --rsync-path=", NULL)) {
 		sh_deny(st, "rsync -e/--rsync-path: runs a command the guard does not analyse");
 		return;
 	}
@@ -459,17 +465,75 @@ static void prog_rsync(struct sh *st, struct tok **w, size_t n)
 		remote_check(st, "rsync", a.ops[a.nops - 1]);
 		/* --remove-source-files (--remove-sent-files, its old name) deletes what was sent: each
 		 * source is removed; --del is --delete-during */
-		for (size_t i = 0; has_opt(w, n, "--remove-source-files --remove-sent-files") && i + 1 < a.nops; i++)
+		for (size_t i = 0; has_opt(w, n, "--remove-source-files --remove-sent-files", NULL) && i + 1 < a.nops;
+		     i++)
 			sh_target(st, "rsync --remove-source-files", a.ops[i], SHELL_REMOVE);
 		/* --delete removes what the source lacks, the guard's files included */
 		sh_target(st, del ? "rsync --delete" : "rsync", a.ops[a.nops - 1], del ? SHELL_REMOVE : SHELL_WRITE);
 	}
 }
 
-/* sed's script: "w FILE" commands and the s///w flag are writes, 'e' and s///e run commands. */
+/* The end of a delimited part of a sed command (a regex, or s's replacement): the unescaped
+ * delimiter `d`, or NULL when there is none. */
+static const char *sed_delimited(const char *p, char d)
+{
+	for (; *p && *p != d; p++)
+		if (*p == '\\' && p[1])
+			p++;
+	return *p == d ? p : NULL;
+}
+
+/* Past one sed address (a line number, first~step, $, /re/ or \cREc with its I and M flags),
+ * or p itself when there is none; NULL when it is not one the guard can read. */
+static const char *sed_address(const char *p)
+{
+	if (*p >= '0' && *p <= '9') {
+		while (*p >= '0' && *p <= '9')
+			p++;
+		if (*p == '~')
+			for (p++; *p >= '0' && *p <= '9'; p++)
+				;
+		return p;
+	}
+	if (*p == '$')
+		return p + 1;
+	if (*p == '/' || *p == '\\') {
+		char d = *p == '/' ? '/' : p[1];
+
+		if (!d || d == '\n' || d == '\\')
+			return NULL;
+		if (!(p = sed_delimited(p + (*p == '/' ? 1 : 2), d)))
+			return NULL;
+		for (p++; *p == 'I' || *p == 'M'; p++)
+			;
+	}
+	return p;
+}
+
+static const char *sed_blanks(const char *p)
+{
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return p;
+}
+
+/* The rest of the line from p (a file name, a command, a label or text: GNU sed reads it to the
+ * newline, ';' included), copied into out. Returns the newline or the end. */
+static const char *sed_rest(const char *p, char *out, size_t n)
+{
+	size_t l = strcspn(p, "\n");
+
+	snprintf(out, n, "%.*s", (int)(l < n ? l : n - 1), p);
+	return p + l;
+}
+
+/* sed's script, read as GNU sed reads it: commands separated by ';', newlines and braces, each
+ * with up to two addresses and '!'. "w FILE", "W FILE" and s///w are writes; e and s///e run
+ * commands and are refused; anything the guard cannot read is refused. */
 static void sed_script(struct sh *st, const struct tok *t, const char *text)
 {
-	char script[8192];
+	char script[8192], arg[8192];
+	const char *p = script;
 
 	if (t && !sh_word(st, t, script, sizeof(script))) {
 		sh_deny(st, "sed: the script is computed at run time; write it literally");
@@ -479,45 +543,112 @@ static void sed_script(struct sh *st, const struct tok *t, const char *text)
 		sh_deny(st, "sed: the script is too long to check");
 		return;
 	}
-	for (char *line = strtok(script, ";\n"); line && !st->v->deny; line = strtok(NULL, ";\n")) {
-		char *p = line, *f;
+	while (*p && !st->v->deny) {
+		char c;
 
-		while (*p == ' ' || *p == '\t' || (*p >= '0' && *p <= '9') || *p == '$' || *p == ',' || *p == '!')
+		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == ';' || *p == '{' || *p == '}')
 			p++;
-		if (*p == '/') { /* an address /re/ */
-			for (p++; *p && *p != '/'; p++)
-				if (*p == '\\' && p[1])
-					p++;
-			if (*p)
-				p++;
-			while (*p == ' ' || *p == '!' || *p == ',')
-				p++;
+		if (!*p)
+			break;
+		if (*p == '#') { /* a comment, to the end of the line */
+			p += strcspn(p, "\n");
+			continue;
 		}
-		if (*p == 'w' || *p == 'W') {
-			for (f = p + 1; *f == ' '; f++)
-				;
-			if (*f)
-				sh_target_str(st, "sed w", f, SHELL_WRITE);
-		} else if (*p == 'e' && (p[1] == '\0' || p[1] == ' ')) {
-			sh_deny(st, "sed e: runs a command the guard does not analyse");
-		} else if (*p == 's' && p[1]) {
-			char d = p[1];
-			int parts = 0;
-
-			for (f = p + 2; *f && parts < 2; f++) {
-				if (*f == '\\' && f[1])
-					f++;
-				else if (*f == d)
-					parts++;
+		for (int k = 0; k < 2 && p; k++) { /* ADDR, ADDR,ADDR, ADDR,+N, ADDR,~N */
+			p = sed_address(sed_blanks(p));
+			if (p && k == 0 && *(p = sed_blanks(p)) == ',') {
+				p = sed_blanks(p + 1);
+				if (*p == '+' || *p == '~') {
+					for (p++; *p >= '0' && *p <= '9'; p++)
+						;
+					break;
+				}
+				continue;
 			}
-			for (; *f && *f != 'w' && *f != ' ' && *f != '}'; f++)
-				if (*f == 'e')
+			break;
+		}
+		if (!p) {
+			sh_deny(st, "sed: an address the guard cannot read");
+			return;
+		}
+		for (p = sed_blanks(p); *p == '!'; p = sed_blanks(p + 1))
+			;
+		c = *p++;
+		switch (c) {
+		case '{':
+		case '}':
+			break;
+		case 'w':
+		case 'W':
+			p = sed_rest(sed_blanks(p), arg, sizeof(arg));
+			if (!arg[0]) {
+				sh_deny(st, "sed w: no file named");
+				return;
+			}
+			sh_target_str(st, "sed w", arg, SHELL_WRITE);
+			break;
+		case 'e':
+			sh_deny(st, "sed e: runs a command the guard does not analyse");
+			return;
+		case 'r':
+		case 'R': /* a file read: its name is the rest of the line */
+			p = sed_rest(p, arg, sizeof(arg));
+			break;
+		case 'a':
+		case 'i':
+		case 'c': /* text: the rest of the line, and the next while a line ends in a backslash */
+			while (*(p = sed_rest(p, arg, sizeof(arg))) == '\n' && arg[0] && arg[strlen(arg) - 1] == '\\')
+				p++;
+			break;
+		case ':':
+		case 'b':
+		case 't':
+		case 'T':
+		case 'v': /* a label (or version): to ';' or the end of the line */
+			p += strcspn(p, ";\n");
+			break;
+		case 's':
+		case 'y': {
+			char d = *p;
+			const char *e;
+
+			if (!d || d == '\n' || d == '\\' || !(e = sed_delimited(p + 1, d)) ||
+			    !(e = sed_delimited(e + 1, d))) {
+				sh_deny(st, "sed %c: a command the guard cannot read", c);
+				return;
+			}
+			for (p = e + 1; c == 's' && *p && !strchr(";\n}#", *p); p++) {
+				if (*p == 'e') {
 					sh_deny(st, "sed s///e: runs a command the guard does not analyse");
-			if (*f == 'w') {
-				for (f++; *f == ' '; f++)
-					;
-				if (*f)
-					sh_target_str(st, "sed s///w", f, SHELL_WRITE);
+					return;
+				}
+				if (*p == 'w') {
+					p = sed_rest(sed_blanks(p + 1), arg, sizeof(arg));
+					if (!arg[0]) {
+						sh_deny(st, "sed s///w: no file named");
+						return;
+					}
+					sh_target_str(st, "sed s///w", arg, SHELL_WRITE);
+					break;
+				}
+				if (!strchr("gpiImM0123456789 \t", *p)) {
+					sh_deny(st, "sed s: a flag the guard does not know");
+					return;
+				}
+			}
+			break;
+		}
+		case 'q':
+		case 'Q':
+		case 'l':
+		case 'L':
+			for (p = sed_blanks(p); *p >= '0' && *p <= '9'; p++)
+				;
+			break;
+		default:
+			if (!strchr("=dDgGhHnNpPxzF", c)) {
+				sh_deny(st, "sed: a command the guard does not know");
+				return;
 			}
 		}
 	}
@@ -590,6 +721,10 @@ static void prog_sed(struct sh *st, struct tok **w, size_t n)
 			}
 			inplace |= c == 'i';
 			script_opt |= c == 'e';
+			if (c == 'i' && eq && strchr(eq, '/')) {
+				sh_deny(st, "sed -i SUFFIX with '/': the backup is written where it points");
+				return;
+			}
 			if (c == 'e' && eq)
 				sed_script(st, NULL, eq + 1);
 			else if ((c == 'e' || c == 'l') && !eq && ++i < n && c == 'e')
@@ -598,6 +733,11 @@ static void prog_sed(struct sh *st, struct tok **w, size_t n)
 			for (const char *c = s + 1; *c; c++) {
 				if (*c == 'i') { /* the rest of the word is the backup suffix */
 					inplace = true;
+					if (strchr(c + 1, '/')) {
+						sh_deny(st,
+							"sed -i SUFFIX with '/': the backup is written where it points");
+						return;
+					}
 					break;
 				}
 				if (*c == 'f') {
@@ -642,7 +782,8 @@ static void prog_tar(struct sh *st, struct tok **w, size_t n)
 	struct tok here = { .kind = T_WORD, .s = (char *)"." };
 
 	if (has_opt(w, n,
-		    "--to-command --to-command= --checkpoint-action= --info-script --info-script= --new-volume-script --new-volume-script= --rsh-command= --use-compress-program --use-compress-program= -I -F")) {
+		    "--to-command --to-command= --checkpoint-action= --info-script --info-script= --new-volume-script --new-volume-script= --rsh-command= --use-compress-program --use-compress-program= -I -F",
+		    "--checkpoint")) {
 		sh_deny(st, "tar: an option that runs a command the guard does not analyse");
 		return;
 	}
@@ -850,12 +991,12 @@ static void prog_curl(struct sh *st, struct tok **w, size_t n)
 	struct args a;
 	struct tok here = { .kind = T_WORD, .s = (char *)"." };
 
-	if (has_opt(w, n, "-K --config --config=")) {
+	if (has_opt(w, n, "-K --config --config=", NULL)) {
 		sh_deny(st, "curl -K/--config: a config file can name outputs; not analysed");
 		return;
 	}
 	parse_args(st, w, n, &o, "curl", &a, false);
-	if (!st->v->deny && (a.flag['O'] || a.flag['J'] || has_opt(w, n, "--remote-name --remote-name-all")) &&
+	if (!st->v->deny && (a.flag['O'] || a.flag['J'] || has_opt(w, n, "--remote-name --remote-name-all", NULL)) &&
 	    !has_word(w, n, "--output-dir --output-dir="))
 		sh_target(st, "curl -O (into the current directory)", &here, SHELL_WRITE);
 }
@@ -870,7 +1011,7 @@ static void prog_wget(struct sh *st, struct tok **w, size_t n)
 	struct args a;
 	struct tok here = { .kind = T_WORD, .s = (char *)"." };
 
-	if (has_opt(w, n, "-e --execute --execute= --config --config=")) {
+	if (has_opt(w, n, "-e --execute --execute= --config --config=", NULL)) {
 		sh_deny(st, "wget -e/--config: wgetrc commands can name outputs; not analysed");
 		return;
 	}
@@ -902,7 +1043,7 @@ static void prog_make(struct sh *st, struct tok **w, size_t n)
 			sh_deny(st, "make -f -: a makefile read from input is not analysed");
 			return;
 		}
-	if (has_opt(w, n, "--eval --eval= -E")) {
+	if (has_opt(w, n, "--eval --eval= -E", NULL)) {
 		sh_deny(st, "make --eval: runs make code the guard does not analyse");
 		return;
 	}
@@ -2682,7 +2823,8 @@ static void run_misc(struct sh *st, struct tok **w, size_t n, const char *name)
 			sh_deny(st, "%s", why);
 	} else if (in_words(name, "gdb lldb")) {
 		if (has_opt(w, n,
-			    "-ex --ex -x --command -batch --batch --eval-command --eval-command= -iex -o -s --source"))
+			    "-ex --ex -x --command -batch --batch --eval-command --eval-command= -iex -o -s --source",
+			    NULL))
 			sh_deny(st, "%s: debugger commands are not analysed", name);
 	} else if (in_words(name, "chroot crontab at batch systemd-run")) {
 		sh_deny(st, "%s: runs commands the guard does not follow; not allowed", name);
