@@ -233,16 +233,16 @@ struct writer {
 
 static const struct writer writers[] = {
 	{ "touch", { "dtr", "", "--date --reference --time", NULL }, OPS_ALL },
-	{ "mkdir", { "mZ", "", "--mode --context", NULL }, OPS_ALL },
+	{ "mkdir", { "m", "", "--mode", NULL }, OPS_ALL }, /* -Z takes no value, --context only with '=' */
 	{ "rm", { "", "", NULL, NULL }, OPS_ALL_RM },
 	{ "rmdir", { "", "", NULL, NULL }, OPS_ALL_RM },
 	{ "unlink", { "", "", NULL, NULL }, OPS_ALL_RM },
 	{ "shred", { "ns", "", "--iterations --size --random-source", NULL }, OPS_ALL_RM },
-	{ "tee", { "", "", "--output-error", NULL }, OPS_ALL },
+	{ "tee", { "", "", NULL, NULL }, OPS_ALL }, /* --output-error takes its value only with '=' */
 	{ "sponge", { "", "", NULL, NULL }, OPS_ALL },
 	{ "truncate", { "sr", "", "--size --reference", NULL }, OPS_ALL },
 	{ "fallocate", { "lon", "", "--length --offset", NULL }, OPS_ALL },
-	{ "mkfifo", { "mZ", "", "--mode --context", NULL }, OPS_ALL },
+	{ "mkfifo", { "m", "", "--mode", NULL }, OPS_ALL },
 	{ "mknod", { "mZ", "", "--mode --context", NULL }, OPS_FIRST },
 	{ "mv", { "tS", "t", "--target-directory --suffix", "--target-directory" }, OPS_ALL_RM },
 	{ "cp", { "tS", "t", "--target-directory --suffix", "--target-directory" }, OPS_LAST2 },
@@ -258,7 +258,8 @@ static const struct writer writers[] = {
 	    "--key --output --field-separator --temporary-directory --buffer-size --parallel --files0-from --compress-program --batch-size",
 	    "--output" },
 	  OPS_NONE },
-	{ "uniq", { "fsw", "", "--skip-fields --skip-chars --check-chars --group --all-repeated", NULL }, OPS_SECOND },
+	{ "uniq", { "fsw", "", "--skip-fields --skip-chars --check-chars", NULL }, OPS_SECOND }, /* --group and
+	--all-repeated take their value only with '=' */
 	{ "iconv", { "fto", "o", "--from-code --to-code --output", "--output" }, OPS_NONE },
 	{ "gcc", { "oIDLlxUBTeFuzGV", "o", "--output", "--output" }, OPS_NONE },
 	{ "cc", { "oIDLlxUBTeFuzGV", "o", "--output", "--output" }, OPS_NONE },
@@ -333,6 +334,11 @@ static void run_writer(struct sh *st, const struct writer *wr, struct tok **w, s
 	enum shell_op op = wr->mode == OPS_ALL_RM || wr->mode == OPS_FROM2_RM ? SHELL_REMOVE : SHELL_WRITE;
 	bool t_opt = false;
 
+	if ((!strcmp(name, "sort") && has_opt(w, n, "--compress-program --compress-program=", NULL)) ||
+	    (!strcmp(name, "split") && has_opt(w, n, "--filter --filter=", NULL))) {
+		sh_deny(st, "%s: an option that runs a command the guard does not analyse", name);
+		return;
+	}
 	parse_args(st, w, n, &wr->o, name, &a, false);
 	if (st->v->deny)
 		return;
@@ -383,6 +389,10 @@ static void prog_install(struct sh *st, struct tok **w, size_t n)
 					  "--target-directory" };
 	struct args a;
 
+	if (has_opt(w, n, "--strip-program --strip-program=", NULL)) {
+		sh_deny(st, "install --strip-program: runs a command the guard does not analyse");
+		return;
+	}
 	parse_args(st, w, n, &o, "install", &a, false);
 	if (a.flag['d'] || has_opt(w, n, "--directory", NULL))
 		for (size_t i = 0; i < a.nops; i++)
@@ -911,9 +921,9 @@ static void prog_compress(struct sh *st, struct tok **w, size_t n, const char *n
 static void prog_patch(struct sh *st, struct tok **w, size_t n)
 {
 	static const struct optspec o = {
-		"oidpBDFrYVzg", "or",
-		"--output --input --directory --strip --prefix --ifdef --fuzz --reject-file --basename-prefix --suffix --backup-if-mismatch",
-		"--output --reject-file"
+		"oidpBDFrYVzg", "orBY",
+		"--output --input --directory --strip --prefix --ifdef --fuzz --reject-file --basename-prefix --suffix",
+		"--output --reject-file --prefix --basename-prefix" /* backups go to PREFIX+file */
 	};
 	struct args a;
 	struct tok here = { .kind = T_WORD, .s = (char *)"." };
