@@ -787,7 +787,7 @@ static void prog_tar(struct sh *st, struct tok **w, size_t n)
 		NULL
 	};
 	struct args a;
-	char mode = 0;
+	bool extract = false, create = false; /* both, when the options leave it unclear */
 	const struct tok *file = NULL, *dir = NULL;
 	struct tok here = { .kind = T_WORD, .s = (char *)"." };
 
@@ -801,28 +801,32 @@ static void prog_tar(struct sh *st, struct tok **w, size_t n)
 		const char *s = lit(w[i]);
 		bool old = i == 1 && s[0] != '-'; /* tar xzf ARCHIVE */
 
-		if (!strcmp(s, "--extract") || !strcmp(s, "--get"))
-			mode = 'x';
-		else if (!strcmp(s, "--create") || !strcmp(s, "--append") || !strcmp(s, "--update") ||
-			 !strcmp(s, "--concatenate") || !strcmp(s, "--delete"))
-			mode = 'c';
-		else if (!strcmp(s, "--list") || !strcmp(s, "--diff") || !strcmp(s, "--compare"))
-			mode = 't';
-		if (!strncmp(s, "--directory=", 12))
-			dir = w[i]; /* the value follows the '=' */
-		if (!strcmp(s, "--file") && i + 1 < n)
-			file = w[i + 1];
-		else if (!strncmp(s, "--file=", 7))
-			file = w[i]; /* handled below by value */
-		if ((!strcmp(s, "--directory") || !strcmp(s, "-C")) && i + 1 < n)
-			dir = w[i + 1];
-		if ((s[0] == '-' && s[1] != '-') || old) {
+		if (!strcmp(s, "--"))
+			break;
+		if (s[0] == '-' && s[1] == '-') { /* long options, abbreviated as tar allows */
+			char name[128];
+			bool eq = strchr(s, '=') != NULL;
+
+			snprintf(name, sizeof(name), "%.*s", (int)strcspn(s, "="), s);
+#define TAR_IS(list) (in_words(name, list) || abbrev_in(name, list))
+			if (TAR_IS("--extract --get"))
+				extract = true;
+			if (TAR_IS("--create --append --update --concatenate --catenate --delete"))
+				create = true;
+			if (TAR_IS("--file"))
+				file = eq ? w[i] : i + 1 < n ? w[i + 1] : NULL;
+			if (TAR_IS("--directory"))
+				dir = eq ? w[i] : i + 1 < n ? w[i + 1] : NULL;
+#undef TAR_IS
+			continue;
+		}
+		if ((s[0] == '-' && s[1]) || old) {
 			const char *c = s + (old ? 0 : 1);
 			size_t k = i;
 
 			for (; *c; c++) {
-				if (strchr("xcrutAd", *c) && !mode)
-					mode = *c == 'x' ? 'x' : *c == 't' || *c == 'd' ? 't' : 'c';
+				extract |= *c == 'x';
+				create |= strchr("cruA", *c) != NULL;
 				if (*c == 'f' || *c == 'C') {
 					/* the value is the next word, or (attached, or none left) this one */
 					const struct tok *v = !c[1] && k + 1 < n ? w[++k] : w[i];
@@ -840,12 +844,12 @@ static void prog_tar(struct sh *st, struct tok **w, size_t n)
 	parse_args(st, w, n, &o, "tar", &a, false);
 	if (st->v->deny)
 		return;
-	if (file && mode == 'c') {
+	if (file && create) {
 		char v[4096];
 		const char *val = v;
 
-		if (sh_word(st, file, v, sizeof(v)) && !strncmp(v, "--file=", 7))
-			val = v + 7;
+		if (sh_word(st, file, v, sizeof(v)) && v[0] == '-' && v[1] == '-' && strchr(v, '='))
+			val = strchr(v, '=') + 1; /* --file=F, or abbreviated */
 		else if (sh_word(st, file, v, sizeof(v)) && v[0] == '-' && strchr(v, 'f') && v[strlen(v) - 1] != 'f')
 			val = strchr(v, 'f') + 1;
 		if (!sh_word(st, file, v, sizeof(v)))
@@ -863,9 +867,9 @@ static void prog_tar(struct sh *st, struct tok **w, size_t n)
 				sh_target(st, "tar -f", &t, SHELL_WRITE);
 		}
 	}
-	if (mode == 'x' && dir && !strncmp(lit(dir), "--directory=", 12))
-		opt_extract(st, "tar (extracts into)", dir, dir->s + 12);
-	else if (mode == 'x') /* an archive may replace any file below: as a removal of the directory */
+	if (extract && dir && lit(dir)[0] == '-' && lit(dir)[1] == '-' && strchr(lit(dir), '='))
+		opt_extract(st, "tar (extracts into)", dir, strchr(dir->s, '=') + 1); /* --directory=D */
+	else if (extract) /* an archive may replace any file below: as a removal of the directory */
 		sh_target(st, "tar (extracts into)", dir ? dir : &here, SHELL_REMOVE);
 }
 
