@@ -62,6 +62,12 @@ static bool abbrev_in(const char *name, const char *list)
 	return false;
 }
 
+/* Whether the long option `name` is one of `list`, spelled out or abbreviated. */
+static bool long_is(const char *name, const char *list)
+{
+	return in_words(name, list) || abbrev_in(name, list);
+}
+
 /* ---- option parsing ------------------------------------------------------------------------ */
 
 struct optspec {
@@ -130,7 +136,7 @@ static void parse_args(struct sh *st, struct tok **w, size_t n, const struct opt
 			 * whatever it was (the program may have an exact option it stands for instead, curl's
 			 * --head beside --header), while taking the next word as another option's value
 			 * would skip it unchecked. */
-			tgt = in_words(name, o->longtarget) || abbrev_in(name, o->longtarget);
+			tgt = long_is(name, o->longtarget);
 			takes = in_words(name, o->longarg) || tgt;
 			if (eq && tgt)
 				opt_target(st, what, w[i], eq + 1);
@@ -808,16 +814,14 @@ static void prog_tar(struct sh *st, struct tok **w, size_t n)
 			bool eq = strchr(s, '=') != NULL;
 
 			snprintf(name, sizeof(name), "%.*s", (int)strcspn(s, "="), s);
-#define TAR_IS(list) (in_words(name, list) || abbrev_in(name, list))
-			if (TAR_IS("--extract --get"))
+			if (long_is(name, "--extract --get"))
 				extract = true;
-			if (TAR_IS("--create --append --update --concatenate --catenate --delete"))
+			if (long_is(name, "--create --append --update --concatenate --catenate --delete"))
 				create = true;
-			if (TAR_IS("--file"))
+			if (long_is(name, "--file"))
 				file = eq ? w[i] : i + 1 < n ? w[i + 1] : NULL;
-			if (TAR_IS("--directory"))
+			if (long_is(name, "--directory"))
 				dir = eq ? w[i] : i + 1 < n ? w[i + 1] : NULL;
-#undef TAR_IS
 			continue;
 		}
 		if ((s[0] == '-' && s[1]) || old) {
@@ -2236,15 +2240,14 @@ static void run_git(struct sh *st, struct tok **w, size_t n)
 		bool out;
 
 		snprintf(name, sizeof(name), "%.*s", (int)strcspn(s, "="), s);
-		out = in_words(name, "--output --output-directory") || abbrev_in(name, "--output --output-directory");
+		out = long_is(name, "--output --output-directory");
 		if (!strcmp(s, "--"))
 			break;
 		if (((!strcmp(s, "-o") && !strcmp(verb, "format-patch")) || (out && !eq)) && j + 1 < n)
 			sh_target(st, "git output", w[++j], SHELL_WRITE);
 		else if (out && eq)
 			opt_target(st, "git output", w[j], strchr(w[j]->s, '=') + 1);
-		else if ((!strcmp(name, "--prefix") || abbrev_in(name, "--prefix")) &&
-			 (!strcmp(verb, "checkout-index") || !strcmp(verb, "read-tree")))
+		else if (long_is(name, "--prefix") && (!strcmp(verb, "checkout-index") || !strcmp(verb, "read-tree")))
 			sh_deny(st, "git %s --prefix: writes outside the work tree; not allowed", verb);
 	}
 	if (!strcmp(verb, "hook") || !strcmp(verb, "filter-branch"))
